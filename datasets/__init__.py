@@ -1,0 +1,1 @@
+"""Dataset recipes and checksums, shipped inside the wheel as ``robustbnn.recipes``."""

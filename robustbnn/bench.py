@@ -1,0 +1,215 @@
+"""Orchestration of a bench run: data -> fit or load -> clean -> FGSM -> OOD -> reports."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import logging
+import platform
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+from tqdm.auto import tqdm
+
+from robustbnn import __version__, cache
+from robustbnn.attacks import FGSM
+from robustbnn.config import override, parse_set
+from robustbnn.data import DataBundle, Split, load_dataset
+from robustbnn.data.noise import gaussian_noise, uniform_noise
+from robustbnn.errors import ConfigError
+from robustbnn.evaluate import clean_rows, fgsm_rows, ood_rows, uncertainty_scores
+from robustbnn.models import MODELS
+from robustbnn.predict import sample_probs
+from robustbnn.report import leaderboard as lb
+from robustbnn.report.schema import Result
+from robustbnn.report.store import write_json, write_results, write_text_atomic
+from robustbnn.suites import BenchConfig
+from robustbnn.train import fit
+
+log = logging.getLogger(__name__)
+
+OOD_SETS = {"uniform": uniform_noise, "gaussian": gaussian_noise}
+
+
+def make_generator(device: torch.device, seed: int, *keys: str) -> torch.Generator:
+    """A generator for one stream (e.g. ("mlp", "train")), derived from the run seed.
+
+    Every model and stage has its own stream, so results do not depend on which models are
+    cached or in which order they run, and evaluation samples never reuse attack samples.
+    """
+    digest = hashlib.sha256("/".join([str(seed), *keys]).encode()).hexdigest()
+    return torch.Generator(device=device).manual_seed(int(digest[:15], 16))
+
+
+def model_config(name: str, overrides: tuple[str, ...] | list[str]) -> Any:
+    """The model's default config with ``name.field=value`` / ``*.field=value`` applied."""
+    spec = MODELS.get(name)
+    cfg = spec.config()
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    for owner, field, value in parse_set(list(overrides)):
+        if owner == name or (owner == "*" and field in fields):
+            cfg = override(cfg, field, value, owner=name)
+    return cfg
+
+
+def check_overrides(cfg: BenchConfig) -> None:
+    """Every ``--set`` owner must be a model of the run (or ``*``)."""
+    for owner, _, _ in parse_set(list(cfg.overrides)):
+        if owner != "*" and owner not in cfg.models:
+            MODELS.get(owner)  # unknown name -> error listing the known ones
+            raise ConfigError(f"--set {owner}.…: model {owner!r} is not in this run's models "
+                              f"{list(cfg.models)}; add it with --models")
+
+
+def _head(split: Split, n: int) -> Split:
+    return split if n <= 0 or n >= len(split) else Split(split.x[:n], split.y[:n])
+
+
+def _to(split: Split, device: torch.device) -> Split:
+    return Split(split.x.to(device), split.y.to(device))
+
+
+def prepare_data(cfg: BenchConfig, data: DataBundle, device: torch.device) -> DataBundle:
+    """Subset (first n of the fixed, shuffled splits) and move to ``device``."""
+    train, val, test = _head(data.train, cfg.n_train), data.val, _head(data.test, cfg.n_test)
+    if cfg.n_train:
+        val = _head(val, max(100, cfg.n_train // 5))
+    fingerprint = data.fingerprint
+    if (len(train), len(val), len(test)) != (len(data.train), len(data.val), len(data.test)):
+        sizes = f"{len(train)}/{len(val)}/{len(test)}"
+        fingerprint = hashlib.sha256(f"{data.fingerprint}/{sizes}".encode()).hexdigest()
+    return dataclasses.replace(data, train=_to(train, device), val=_to(val, device),
+                               test=_to(test, device), fingerprint=fingerprint)
+
+
+def git_sha() -> str | None:
+    """The commit of the robustbnn checkout, if it is one."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, timeout=5, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def legend(cfg: BenchConfig) -> str:
+    """The protocol in one paragraph, for the Markdown leaderboard."""
+    return (
+        "**Protocol.** "
+        f"dataset `{cfg.dataset}`, seed {cfg.seed}; S_eval = {cfg.s_eval} fresh posterior "
+        f"samples for every evaluation; FGSM with S_attack ∈ {list(cfg.s_attack)}, objective "
+        f"`{cfg.attack_objective}` (CE of the MC predictive), label `{cfg.attack_label}`, "
+        f"clip to [0, 1] = {cfg.attack_clip}; OOD sets {list(cfg.ood)} ({cfg.n_ood} images, "
+        "preprocessing `unit`: pixels in [0, 1]), OOD is the positive class, score = the "
+        "uncertainty measure with the best AUROC (named)."
+    )
+
+
+def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
+              cache_dir: Path | None, progress: bool) -> tuple[list[Result], dict]:
+    """Fit or load one model and run every evaluation task on it."""
+    spec = MODELS.get(name)
+    mcfg = model_config(name, cfg.overrides)
+    model = spec.build(mcfg, tuple(data.train.x.shape[1:]), data.num_classes,
+                       make_generator(device, cfg.seed, name, "init")).to(device)
+    key = cache.cache_key(name, mcfg, data.fingerprint, cfg.seed)
+    info: dict[str, Any] = {"config": dataclasses.asdict(mcfg), "cache_key": key}
+    meta = cache.load(cache_dir, name, key, model) if cache_dir else None
+    if meta is None:
+        report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
+                     generator=make_generator(device, cfg.seed, name, "train"), progress=progress)
+        info["fit"] = dataclasses.asdict(report)
+        info["cached"] = False
+        if cache_dir:
+            cache.save(cache_dir, name, key, model, {"model": name, "seed": cfg.seed,
+                       "data": data.fingerprint, "robustbnn": __version__, **info})
+    else:
+        info["fit"], info["cached"] = meta.get("fit"), True
+        log.info("loaded %s from the cache (%s)", name, key)
+    info["parameters"] = sum(p.numel() for p in model.parameters())
+    model.eval()  # the harness fixes the mode once; samples do not depend on it
+    x, y = data.test.x, data.test.y
+    t0 = time.perf_counter()
+    probs = sample_probs(model, x, cfg.s_eval, name=name,
+                         generator=make_generator(device, cfg.seed, name, "eval", "clean"))
+    info["seconds_per_1000_predictions"] = (time.perf_counter() - t0) * 1000 / len(x)
+    rows = clean_rows(probs, y, model=name, seed=cfg.seed, dataset=data.name)
+    scores_in = uncertainty_scores(probs)
+    for s_attack in cfg.s_attack:
+        attack = FGSM(eps=0.0, n_samples=s_attack, objective=cfg.attack_objective,
+                      label=cfg.attack_label, clip=cfg.attack_clip)
+        rows += fgsm_rows(
+            model, x, y, eps_grid=cfg.eps, attack=attack, s_eval=cfg.s_eval, name=name,
+            seed=cfg.seed, dataset=data.name,
+            attack_generator=make_generator(device, cfg.seed, name, "attack", str(s_attack)),
+            eval_generator=make_generator(device, cfg.seed, name, "eval", "fgsm", str(s_attack)))
+    for ood in cfg.ood:
+        if ood not in OOD_SETS:
+            raise ConfigError(f"unknown OOD set {ood!r}; known: {sorted(OOD_SETS)}")
+        x_ood = OOD_SETS[ood](cfg.n_ood, seed=cfg.seed, shape=tuple(x.shape[1:])).to(device)
+        probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
+                                 generator=make_generator(device, cfg.seed, name, "eval", ood))
+        rows += ood_rows(scores_in, probs_out, ood_name=ood, name=name, seed=cfg.seed)
+    return rows, info
+
+
+def run_bench(
+    cfg: BenchConfig,
+    *,
+    suite: str,
+    device: torch.device,
+    out_dir: Path,
+    data_root: Path | None,
+    cache_dir: Path | None,
+    download: bool = False,
+    progress: bool = True,
+    argv: list[str] | None = None,
+) -> list[Result]:
+    """Run the whole bench and write ``results.csv/.jsonl``, ``run.json``, ``leaderboard.md``.
+
+    Raises:
+        UserError: For unknown names, missing or corrupt data, and diverged training.
+    """
+    for name in cfg.models:
+        MODELS.get(name)
+    check_overrides(cfg)
+    started = dt.datetime.now(dt.timezone.utc)
+    data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
+    log.info("data %s: %d train / %d val / %d test (%s)", data.name, len(data.train),
+             len(data.val), len(data.test), data.source)
+    rows: list[Result] = []
+    models: dict[str, dict] = {}
+    bar = tqdm(cfg.models, desc="bench", unit="model", disable=not progress)
+    for name in bar:
+        bar.set_postfix(model=name)
+        t0 = time.perf_counter()
+        model_rows, info = run_model(name, cfg, data, device=device, cache_dir=cache_dir,
+                                     progress=progress)
+        info["seconds"] = time.perf_counter() - t0
+        rows += model_rows
+        models[name] = info
+    table = lb.leaderboard(write_results(out_dir, rows))
+    write_text_atomic(out_dir / "leaderboard.md", lb.to_markdown(table, legend(cfg)))
+    run = {
+        "robustbnn": __version__,
+        "git_sha": git_sha(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "device": str(device),
+        "seed": cfg.seed,
+        "suite": suite,
+        "config": dataclasses.asdict(cfg),
+        "data": {"name": data.name, "source": data.source, "fingerprint": data.fingerprint,
+                 "sizes": [len(data.train), len(data.val), len(data.test)]},
+        "models": models,
+        "argv": argv,
+        "started": started.isoformat(),
+        "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(),
+    }
+    write_json(out_dir / "run.json", json.loads(json.dumps(run, default=str)))
+    return rows

@@ -1,0 +1,210 @@
+"""Command line: ``robustbnn bench | models | datasets``.
+
+``main(argv) -> int`` is the only place that seeds global RNGs or picks a device.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import logging
+import random
+import sys
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from robustbnn import __version__
+from robustbnn.errors import ConfigError, DeviceError, UserError
+
+log = logging.getLogger("robustbnn")
+
+ENTRY_POINT_GROUP = "robustbnn.models"
+
+
+def resolve_device(choice: str) -> torch.device:
+    """``auto`` -> cuda when available, else cpu; ``cuda`` without CUDA is an error."""
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise DeviceError(
+            f"--device cuda was requested but CUDA is not available to torch {torch.__version__} "
+            "on this machine; use --device cpu (or --device auto)"
+        )
+    return torch.device(choice)
+
+
+def load_plugins(modules: list[str]) -> None:
+    """Import entry points of group ``robustbnn.models`` and every ``--plugin`` module.
+
+    Both end in the same ``MODELS.register`` call made by the imported module.
+    """
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            ep.load()
+        except Exception as err:  # a broken third-party plug-in must not break the tool
+            log.warning("could not load model plug-in %s (%s): %s", ep.name, ep.value, err)
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as err:
+            raise UserError(f"--plugin {module}: cannot import it ({err}); check the module "
+                            "name and that its package is installed") from None
+
+
+def _split_names(text: str) -> tuple[str, ...]:
+    return tuple(n.strip() for n in text.split(",") if n.strip())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="robustbnn",
+        description="Adversarial robustness and OOD uncertainty benchmarks for Bayesian "
+        "neural networks.",
+    )
+    parser.add_argument("--version", action="version", version=f"robustbnn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-root", metavar="DIR",
+                        help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
+                        "user cache folder)")
+    common.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="import MODULE to register extra models (repeatable)")
+    common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars, logs or summary")
+
+    bench = sub.add_parser("bench", parents=[common], help="train or load models and "
+                           "benchmark them", description="Train (or load from the cache) every "
+                           "model of a suite, then measure clean accuracy, FGSM robustness "
+                           "and OOD detection; write a leaderboard.")
+    bench.add_argument("--suite", default="default",
+                       help="named config: default (embedded MNIST, ~15 min on 2 CPU cores), "
+                       "smoke (seconds); see --print-config")
+    bench.add_argument("--models", type=_split_names, metavar="A,B",
+                       help="comma-separated model names (default: the suite's)")
+    bench.add_argument("--dataset", help="dataset name (default: the suite's)")
+    bench.add_argument("--seed", type=int, help="seed (default: the suite's, 0)")
+    bench.add_argument("--set", dest="overrides", action="append", default=[],
+                       metavar="NAME.FIELD=VALUE",
+                       help="override a model setting, e.g. mlp.epochs=10 or *.hidden=(800,800)")
+    bench.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    bench.add_argument("--out", type=Path, default=Path("reports/latest"), metavar="DIR",
+                       help="output folder (default: reports/latest)")
+    bench.add_argument("--cache-dir", metavar="DIR",
+                       help="model cache (default: $ROBUSTBNN_CACHE, else the user cache folder)")
+    bench.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
+                       help="load and save trained models (default: on)")
+    bench.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
+                       help="download missing dataset files (needs network)")
+    bench.add_argument("--print-config", action="store_true",
+                       help="print the resolved suite config as JSON and exit")
+
+    sub.add_parser("models", parents=[common], help="list registered models")
+    sub.add_parser("datasets", parents=[common],
+                   help="list datasets and whether each is available locally")
+    return parser
+
+
+def _bench_config(args: argparse.Namespace):  # noqa: ANN202
+    from robustbnn.suites import SUITES
+
+    cfg = SUITES.get(args.suite)
+    changes: dict = {}
+    if args.models:
+        changes["models"] = args.models
+    if args.dataset:
+        changes["dataset"] = args.dataset
+    if args.seed is not None:
+        changes["seed"] = args.seed
+    if args.overrides:
+        changes["overrides"] = (*cfg.overrides, *args.overrides)
+    return dataclasses.replace(cfg, **changes)
+
+
+def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
+    from robustbnn.bench import model_config, run_bench
+    from robustbnn.cache import resolve_cache_dir
+    from robustbnn.data import resolve_data_root
+    from robustbnn.data import DATASETS
+    from robustbnn.models import MODELS
+
+    cfg = _bench_config(args)
+    for name in cfg.models:
+        MODELS.get(name)
+    DATASETS.get(cfg.dataset)
+    if args.print_config:
+        payload = {"suite": args.suite, **dataclasses.asdict(cfg),
+                   "model_configs": {m: dataclasses.asdict(model_config(m, cfg.overrides))
+                                     for m in cfg.models}}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return 0
+    device = resolve_device(args.device)
+    random.seed(cfg.seed)
+    np.random.seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    data_root = resolve_data_root(args.data_root)
+    cache_dir = resolve_cache_dir(args.cache_dir) if args.cache else None
+    progress = not args.quiet and sys.stderr.isatty()
+    rows = run_bench(cfg, suite=args.suite, device=device, out_dir=args.out,
+                     data_root=data_root, cache_dir=cache_dir, download=args.download,
+                     progress=progress, argv=argv)
+    if not args.quiet:
+        sys.stdout.write((args.out / "leaderboard.md").read_text())
+        sys.stdout.write(f"\nwrote {len(rows)} results to {args.out}/ "
+                         "(leaderboard.md, results.csv, results.jsonl, run.json)\n")
+    return 0
+
+
+def _cmd_models(args: argparse.Namespace) -> int:
+    from robustbnn.models import MODELS
+
+    for name in MODELS.names():
+        spec = MODELS.get(name)
+        sys.stdout.write(f"{name}\t{spec.description}\t{spec.reference}\n")
+    return 0
+
+
+def _cmd_datasets(args: argparse.Namespace) -> int:
+    from robustbnn.data import DATASETS, resolve_data_root
+
+    root = resolve_data_root(args.data_root)
+    sys.stdout.write(f"# data root: {root}\n")
+    for name in DATASETS.names():
+        spec = DATASETS.get(name)
+        status = "available" if spec.available(root) else "missing"
+        sys.stdout.write(f"{name}\t{status}\t{spec.description}\n")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; return the exit code (0 ok, 1 user error, 130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(message)s", stream=sys.stderr, force=True)
+    try:
+        load_plugins(args.plugin)
+        if args.command == "bench":
+            return _cmd_bench(args, argv)
+        if args.command == "models":
+            return _cmd_models(args)
+        return _cmd_datasets(args)
+    except (UserError, ConfigError) as err:
+        if args.debug:
+            raise
+        sys.stderr.write(f"robustbnn: error: {err}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("robustbnn: interrupted; trained models are cached, so rerunning the "
+                         "same command resumes\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

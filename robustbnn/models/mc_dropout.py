@@ -1,0 +1,43 @@
+"""MC dropout: dropout kept on at test time, averaging softmax outputs over masks.
+
+References:
+    Gal & Ghahramani, "Dropout as a Bayesian Approximation: Representing Model Uncertainty
+    in Deep Learning", ICML 2016, arXiv:1506.02142. Baseline of Krueger et al. 2017 (BHN):
+    p = 0.5 after every hidden layer, none on the input [CODE BHN ``MCdropout_MLP``].
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.mlp import DropoutMLP, MLPConfig
+
+
+@dataclasses.dataclass(frozen=True)
+class MCDropoutConfig(MLPConfig):
+    """MC dropout on an MLP."""
+
+    p: float = 0.5  # drop rate after each hidden layer [CODE BHN MCdropout_MLP]
+    input_p: float = 0.0  # no input dropout in BHN's baseline (Li & Gal use p on the input)
+
+
+def build_mc_dropout(cfg: MCDropoutConfig, input_shape: tuple[int, ...], num_classes: int,
+                     generator: torch.Generator | None) -> DropoutMLP:
+    """Build an MC-dropout MLP whose samples use their own masks in any module mode."""
+    return DropoutMLP(input_shape, num_classes, cfg.hidden, cfg.activation, p=cfg.p,
+                      input_p=cfg.input_p, mc=True, generator=generator)
+
+
+MODELS.register(
+    "mc_dropout",
+    ModelSpec(
+        build=build_mc_dropout,
+        config=MCDropoutConfig,
+        description="MC dropout, p = 0.5 after each hidden layer, masks kept on at test",
+        reference="Gal & Ghahramani 2016, arXiv:1506.02142",
+        stochastic=True,
+    ),
+)

@@ -1,0 +1,230 @@
+"""Uncertainty measures: Monte Carlo probabilities (S, B, C) -> scores (B,).
+
+Every measure takes ``probs`` of shape (S, B, C), the softmax outputs of S posterior samples
+(samples first, STYLE.md §2), and returns one score per example. **Higher always means more
+uncertain** (more likely out-of-distribution), so every score can be fed unchanged to
+:mod:`robustbnn.metrics.ranking`, where OOD is the positive class. Confidence-type quantities
+are turned around inside (``max_prob`` is 1 - max mean probability, not the max itself).
+
+With p_s the probabilities of sample s and p̄ = (1/S) Σ_s p_s (natural log, 0·log 0 = 0):
+
+========================  ==================================================================
+``max_prob``              1 - max_c p̄_c
+``predictive_entropy``    H[p̄]
+``expected_entropy``      (1/S) Σ_s H[p_s]
+``bald``                  H[p̄] - (1/S) Σ_s H[p_s], the mutual information (BALD), ≥ 0
+``mean_std``              (1/C) Σ_c std_s p_s,c, population std (ddof = 0)
+``variation_ratio``       1 - f_mode / S, Gal's mode frequency of the per-sample argmax
+========================  ==================================================================
+
+Naming clash, "variation ratio": the Bayesian hypernetwork papers and code (Krueger et al.
+2017, Table 2 and ``acquisition_functions.py``) call 1 - max_c p̄_c the "variation ratio";
+that is ``max_prob`` here. Gal (2016, §3.3) and torch-uncertainty define it as the mode
+frequency 1 - f_mode / S of the per-sample predicted classes; that is ``variation_ratio``
+here. The two agree only when every sample is one-hot (PROTOCOLS.md §5, PITFALLS.md 1.10).
+
+Inputs are assumed to be probability vectors over C; unlike BHN's ``scipy.stats.entropy`` the
+entropies do not renormalise them. Nothing is detached: the differentiable measures pass
+gradients back to ``probs`` (finite even where some p = 0), so adaptive attacks can target
+them. ``variation_ratio`` is piecewise constant and returns a tensor without gradient.
+
+References:
+    Gal, "Uncertainty in Deep Learning", PhD thesis, 2016, §3.3.1.
+    Krueger et al., "Bayesian Hypernetworks", 2017, https://arxiv.org/abs/1710.04759.
+    Houlsby et al., "Bayesian Active Learning for Classification and Preference
+    Learning", 2011, https://arxiv.org/abs/1112.5745.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch import Tensor
+
+from robustbnn.registry import Registry
+
+__all__ = [
+    "UNCERTAINTIES",
+    "all_measures",
+    "bald",
+    "expected_entropy",
+    "max_prob",
+    "mean_std",
+    "predictive_entropy",
+    "variation_ratio",
+]
+
+UNCERTAINTIES = Registry[Callable[[Tensor], Tensor]]("uncertainty measure")
+
+
+def _check_probs(probs: Tensor) -> None:
+    """Raise ValueError unless ``probs`` is a 3-D (S, B, C) tensor with S, C ≥ 1."""
+    if not isinstance(probs, Tensor):
+        raise TypeError(f"probs must be a torch.Tensor of shape (S, B, C), got {type(probs)}")
+    if probs.ndim != 3:
+        raise ValueError(f"probs must have shape (S, B, C), got shape {tuple(probs.shape)}")
+    if probs.shape[0] == 0 or probs.shape[2] == 0:
+        raise ValueError(
+            f"probs needs at least one sample and one class, got shape {tuple(probs.shape)}"
+        )
+
+
+def _entropy(p: Tensor) -> Tensor:
+    """Entropy over the last axis; 0·log 0 = 0 with a zero (not NaN) gradient there."""
+    # xlogy has a NaN gradient at p = 0; the masked log keeps both branches finite.
+    tiny = torch.finfo(p.dtype).tiny
+    plogp = torch.where(p > 0, p * p.clamp_min(tiny).log(), torch.zeros_like(p))
+    return -plogp.sum(dim=-1)
+
+
+def max_prob(probs: Tensor) -> Tensor:
+    """One minus the largest mean probability, 1 - max_c p̄_c.
+
+    The Bayesian hypernetwork papers call this the "variation ratio" (its confidence
+    max_c p̄_c is Hendrycks & Gimpel's baseline); Gal's mode-frequency variation ratio is
+    :func:`variation_ratio`.
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, 1 - 1/C], shape (B,); higher means more uncertain.
+
+    Example:
+        >>> probs = torch.tensor([[[0.9, 0.1]], [[0.5, 0.5]]])  # S=2, B=1, C=2
+        >>> max_prob(probs)
+        tensor([0.3000])
+    """
+    _check_probs(probs)
+    return 1 - probs.mean(dim=0).amax(dim=-1)
+
+
+def predictive_entropy(probs: Tensor) -> Tensor:
+    """Entropy of the mean prediction, H[p̄] = -Σ_c p̄_c log p̄_c (nats).
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, log C], shape (B,); higher means more uncertain.
+
+    Example:
+        >>> probs = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]]])
+        >>> predictive_entropy(probs)  # log 2
+        tensor([0.6931])
+    """
+    _check_probs(probs)
+    return _entropy(probs.mean(dim=0))
+
+
+def expected_entropy(probs: Tensor) -> Tensor:
+    """Mean entropy of the per-sample predictions, (1/S) Σ_s H[p_s] (aleatoric part).
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, log C], shape (B,); higher means more uncertain.
+
+    Example:
+        >>> probs = torch.tensor([[[1.0, 0.0]], [[0.5, 0.5]]])
+        >>> expected_entropy(probs)  # (0 + log 2) / 2
+        tensor([0.3466])
+    """
+    _check_probs(probs)
+    return _entropy(probs).mean(dim=0)
+
+
+def bald(probs: Tensor) -> Tensor:
+    """Mutual information between prediction and weights (BALD), H[p̄] - E_s H[p_s].
+
+    Rounding can make the difference slightly negative; it is clamped at 0.
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, log C], shape (B,); higher means more (epistemic) uncertainty.
+
+    Example:
+        >>> probs = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]]])  # two confident, disagreeing
+        >>> bald(probs)
+        tensor([0.6931])
+    """
+    _check_probs(probs)
+    return (_entropy(probs.mean(dim=0)) - _entropy(probs).mean(dim=0)).clamp_min(0)
+
+
+def mean_std(probs: Tensor) -> Tensor:
+    """Class-averaged standard deviation over samples, (1/C) Σ_c std_s p_s,c (ddof = 0).
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, 0.5], shape (B,); higher means more uncertain.
+
+    Example:
+        >>> probs = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]]])
+        >>> mean_std(probs)
+        tensor([0.5000])
+    """
+    _check_probs(probs)
+    return probs.std(dim=0, correction=0).mean(dim=-1)
+
+
+def variation_ratio(probs: Tensor) -> Tensor:
+    """Gal's variation ratio, 1 - f_mode / S, with f_mode the count of the modal class.
+
+    Each sample votes for its argmax class (torch's argmax breaks ties towards the lower
+    class index); f_mode is the number of votes of the most voted class. The result is
+    piecewise constant in ``probs`` and carries no gradient. Not the BHN "variation ratio",
+    which is :func:`max_prob`.
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        Scores in [0, 1 - 1/min(S, C)], shape (B,), dtype of ``probs``; higher means more
+        uncertain.
+
+    Example:
+        >>> probs = torch.tensor([[[0.9, 0.1]], [[0.6, 0.4]], [[0.2, 0.8]], [[0.7, 0.3]]])
+        >>> variation_ratio(probs)  # votes 0, 0, 1, 0: mode count 3 of 4
+        tensor([0.2500])
+    """
+    _check_probs(probs)
+    num_samples, _, num_classes = probs.shape
+    votes = torch.nn.functional.one_hot(probs.argmax(dim=-1), num_classes)  # (S, B, C)
+    mode_count = votes.sum(dim=0).amax(dim=-1)  # (B,)
+    return 1 - mode_count.to(probs.dtype) / num_samples
+
+
+def all_measures(probs: Tensor) -> dict[str, Tensor]:
+    """Every registered measure, in registration order.
+
+    Args:
+        probs: Per-sample class probabilities, shape (S, B, C).
+
+    Returns:
+        A dict from measure name (``UNCERTAINTIES.names()``) to scores of shape (B,).
+
+    Raises:
+        ValueError: If ``probs`` is not 3-D.
+
+    Example:
+        >>> scores = all_measures(torch.full((3, 5, 7), 1 / 7))
+        >>> list(scores) == UNCERTAINTIES.names(), scores["bald"].shape
+        (True, torch.Size([5]))
+    """
+    _check_probs(probs)
+    return {name: UNCERTAINTIES.get(name)(probs) for name in UNCERTAINTIES.names()}
+
+
+UNCERTAINTIES.register("max_prob", max_prob)
+UNCERTAINTIES.register("predictive_entropy", predictive_entropy)
+UNCERTAINTIES.register("expected_entropy", expected_entropy)
+UNCERTAINTIES.register("bald", bald)
+UNCERTAINTIES.register("mean_std", mean_std)
+UNCERTAINTIES.register("variation_ratio", variation_ratio)

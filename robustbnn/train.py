@@ -1,0 +1,115 @@
+"""The one training loop every model goes through: its own loss, best-on-validation selection,
+NaN/inf detection, and a progress bar."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+import torch
+from tqdm.auto import tqdm
+
+from robustbnn.config import TrainConfig
+from robustbnn.data import DataBundle
+from robustbnn.errors import ConfigError, TrainingDivergedError
+from robustbnn.models.base import BayesianModule
+from robustbnn.predict import sample_probs
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class FitReport:
+    """What training did: stored beside the cached weights and in ``run.json``."""
+
+    epochs: int
+    best_epoch: int
+    best_val_accuracy: float
+    seconds: float
+    val_accuracy: tuple[float, ...]
+
+
+def _optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+    if cfg.optimizer == "adam":
+        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; known: ['adam', 'sgd']")
+
+
+def _val_accuracy(model: BayesianModule, data: DataBundle, n_samples: int, name: str,
+                  generator: torch.Generator | None) -> float:
+    x, y = data.val.x, data.val.y
+    probs = sample_probs(model, x, n_samples, generator=generator, name=name).mean(0)
+    return (probs.argmax(-1) == y).float().mean().item()
+
+
+def fit(
+    model: BayesianModule,
+    cfg: TrainConfig,
+    data: DataBundle,
+    *,
+    name: str,
+    stochastic: bool = True,
+    generator: torch.Generator | None = None,
+    progress: bool = True,
+) -> FitReport:
+    """Train ``model`` on ``data.train`` and keep the weights of its best validation epoch.
+
+    Args:
+        model: The model; its :meth:`~BayesianModule.loss` is the objective.
+        cfg: Training hyper-parameters.
+        data: Train and validation splits, already on the model's device.
+        name: The model's registry name, for messages.
+        stochastic: Whether to validate with ``cfg.val_samples`` samples (else 1).
+        generator: Source of the shuffling and of the model's noise.
+        progress: Show a progress bar.
+
+    Returns:
+        A :class:`FitReport`.
+
+    Raises:
+        TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
+    """
+    opt = _optimizer(model, cfg)
+    x, y = data.train.x, data.train.y
+    n = x.shape[0]
+    device = x.device
+    val_s = cfg.val_samples if stochastic else 1
+    best_acc, best_epoch, best_state = -1.0, 0, None
+    history: list[float] = []
+    start = time.perf_counter()
+    bar = tqdm(range(1, cfg.epochs + 1), desc=f"train {name}", unit="epoch", disable=not progress,
+               leave=False)
+    for epoch in bar:
+        model.train()
+        order = torch.randperm(n, generator=generator, device=generator.device if generator
+                               else device).to(device)
+        for step, i in enumerate(range(0, n, cfg.batch_size)):
+            idx = order[i : i + cfg.batch_size]
+            loss = model.loss(x[idx], y[idx], n_train=n, generator=generator)
+            if not torch.isfinite(loss):
+                raise TrainingDivergedError(
+                    f"training {name} diverged: loss is {loss.item()} at epoch {epoch}, "
+                    f"step {step}; nothing was cached. Lower the learning rate "
+                    f"(--set {name}.lr=...) or clip gradients (--set {name}.grad_clip_norm=10)"
+                )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.grad_clip_norm > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip_norm)
+            opt.step()
+        model.eval()
+        acc = _val_accuracy(model, data, val_s, name, generator)
+        history.append(acc)
+        if acc > best_acc:
+            best_acc, best_epoch = acc, epoch
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        bar.set_postfix(loss=f"{loss.item():.3f}", val_acc=f"{acc:.4f}", best=best_epoch)
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    seconds = time.perf_counter() - start
+    log.info("trained %s: %d epochs in %.1f s, best val accuracy %.4f at epoch %d",
+             name, cfg.epochs, seconds, best_acc, best_epoch)
+    return FitReport(cfg.epochs, best_epoch, best_acc, seconds, tuple(history))

@@ -1,0 +1,62 @@
+"""The model contract: everything downstream consumes logits of shape (S, B, C)."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import torch
+from torch import Tensor
+
+
+@runtime_checkable
+class BayesianClassifier(Protocol):
+    """What every registry model provides.
+
+    ``sample_logits(x, n_samples, *, generator)`` returns logits of ``n_samples`` posterior
+    draws, shape ``(S, B, C)`` (samples first). It is differentiable in ``x``, its samples do
+    not depend on ``train()``/``eval()`` mode, it threads ``generator`` to every random call,
+    and it leaves the module's parameters unchanged. Deterministic models return ``S``
+    identical slices.
+    """
+
+    num_classes: int
+
+    def sample_logits(
+        self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
+    ) -> Tensor:
+        """Logits of ``n_samples`` posterior samples, shape (S, B, C)."""
+        ...
+
+
+def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int, name: str) -> Tensor:
+    """Check a model's ``sample_logits`` output at the harness boundary.
+
+    Args:
+        out: What the model returned.
+        n_samples: The S that was asked for.
+        x: The input batch, shape (B, *).
+        num_classes: The model's C.
+        name: The model's registry name, for the error message.
+
+    Returns:
+        ``out`` unchanged.
+
+    Raises:
+        ValueError: Naming the model, the expected shape and the shape it got, or the
+            presence of NaN/inf.
+
+    Example:
+        >>> check_sample_logits(torch.zeros(3, 5, 7), 3, torch.zeros(5, 2), 7, "toy").shape
+        torch.Size([3, 5, 7])
+    """
+    expected = (n_samples, x.shape[0], num_classes)
+    if not isinstance(out, Tensor) or tuple(out.shape) != expected:
+        got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
+        raise ValueError(
+            f"model {name!r}: sample_logits must return shape (S, B, C) = {expected}, got {got}"
+        )
+    if not out.is_floating_point():
+        raise ValueError(f"model {name!r}: sample_logits returned dtype {out.dtype}, not float")
+    if not torch.isfinite(out).all():
+        raise ValueError(f"model {name!r}: sample_logits returned NaN or inf values")
+    return out

@@ -1,0 +1,37 @@
+"""Tiny models and data shared by tests."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.models.base import BayesianModule
+
+
+class LinearModel(BayesianModule):
+    """A deterministic linear classifier logits = x W + b, for closed-form attack checks."""
+
+    def __init__(self, weight: Tensor, bias: Tensor) -> None:
+        super().__init__()
+        self.num_classes = weight.shape[1]
+        self.weight = nn.Parameter(weight)
+        self.bias = nn.Parameter(bias)
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        logits = x.flatten(1) @ self.weight + self.bias  # (B, C)
+        return logits.expand(n_samples, *logits.shape)
+
+
+def build(name: str, *, in_shape=(1, 6, 7), num_classes: int = 7, seed: int = 0, **changes):
+    """A small registry model with distinct sizes (so a swapped axis fails)."""
+    import dataclasses
+
+    from robustbnn.models import MODELS
+
+    spec = MODELS.get(name)
+    cfg = spec.config()
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    small = {k: v for k, v in {"hidden": (11, 13)}.items() if k in fields}
+    cfg = dataclasses.replace(cfg, **{**small, **changes})
+    return spec.build(cfg, in_shape, num_classes, torch.Generator().manual_seed(seed))
