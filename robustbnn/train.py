@@ -86,9 +86,11 @@ def fit(
         model.train()
         order = torch.randperm(n, generator=generator, device=generator.device if generator
                                else device).to(device)
+        n_batches = -(-n // cfg.batch_size)
         for step, i in enumerate(range(0, n, cfg.batch_size)):
             idx = order[i : i + cfg.batch_size]
-            loss = model.loss(x[idx], y[idx], n_train=n, generator=generator)
+            loss = model.loss(x[idx], y[idx], n_train=n, generator=generator,
+                              batch=(step, n_batches))
             if not torch.isfinite(loss):
                 raise TrainingDivergedError(
                     f"training {name} diverged: loss is {loss.item()} at epoch {epoch}, "

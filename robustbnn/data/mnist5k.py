@@ -50,7 +50,9 @@ def mnist5k_available(data_root: Path | None = None) -> bool:
     return True
 
 
-def split_indices(labels: np.ndarray, recipe: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+def split_indices(
+    labels: np.ndarray, recipe: dict[str, Any] | None = None
+) -> dict[str, np.ndarray]:
     """Compute the stratified split from scratch with scikit-learn (the stored split's source).
 
     Args:

@@ -24,6 +24,7 @@ class Split:
     y: Tensor
 
     def __post_init__(self) -> None:
+        """Check dtypes, ranks and lengths (cheap; no pass over the pixels)."""
         if self.x.dtype != torch.float32 or self.x.ndim != 4 or self.x.shape[1] != 1:
             raise ValueError(
                 f"Split.x must be float32 of shape (N, 1, H, W), got {self.x.dtype} "
@@ -36,6 +37,7 @@ class Split:
             raise ValueError(f"Split has {len(self.x)} images but {len(self.y)} labels")
 
     def __len__(self) -> int:
+        """Number of examples N."""
         return len(self.y)
 
 

@@ -40,7 +40,13 @@ class BayesianModule(nn.Module):
         raise NotImplementedError
 
     def loss(
-        self, x: Tensor, y: Tensor, *, n_train: int, generator: torch.Generator | None = None
+        self,
+        x: Tensor,
+        y: Tensor,
+        *,
+        n_train: int,
+        generator: torch.Generator | None = None,
+        batch: tuple[int, int] = (0, 1),
     ) -> Tensor:
         """The per-example training objective for a minibatch (a scalar to minimise).
 
@@ -49,6 +55,8 @@ class BayesianModule(nn.Module):
             y: Labels, shape (B,).
             n_train: Size of the training set, to weigh per-dataset terms such as the KL.
             generator: Source of randomness.
+            batch: (i, M): this minibatch's 0-based index in the epoch and the number of
+                minibatches, for per-minibatch KL weighting (Blundell et al. 2015, eq. 9).
         """
         logits = self.sample_logits(x, 1, generator=generator)[0]  # (B, C)
         return F.cross_entropy(logits, y)

@@ -79,7 +79,13 @@ class DropoutMLP(BayesianModule):
         return self._forward(x, n_samples, generator, stochastic=self.mc)
 
     def loss(
-        self, x: Tensor, y: Tensor, *, n_train: int, generator: torch.Generator | None = None
+        self,
+        x: Tensor,
+        y: Tensor,
+        *,
+        n_train: int,
+        generator: torch.Generator | None = None,
+        batch: tuple[int, int] = (0, 1),
     ) -> Tensor:
         """Cross-entropy of one dropout sample (plain NLL when there is no dropout)."""
         logits = self._forward(x, 1, generator, stochastic=True)[0]  # (B, C)

@@ -39,7 +39,8 @@ def test_missing_cli_root(tmp_path, monkeypatch):
     with pytest.raises(DataError) as info:
         resolve_data_root(missing)
     message = str(info.value)
-    assert str(missing) in message and "from --data-root" in message and "does not exist" in message
+    assert str(missing) in message and "from --data-root" in message
+    assert "does not exist" in message
     assert isinstance(info.value, UserError)
 
 
