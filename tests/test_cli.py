@@ -1,0 +1,129 @@
+"""The command line: listings, bench outputs, cache reuse, and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from robustbnn.cli import main
+from robustbnn.data import write_idx
+
+
+def _bench(tmp_path: Path, *extra: str, out: str = "out") -> int:
+    return main(["bench", "--suite", "smoke", "--quiet", "--out", str(tmp_path / out),
+                 "--cache-dir", str(tmp_path / "cache"), *extra])
+
+
+def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, f"expected one error line, got {err}"
+    assert "Traceback" not in err[0]
+    return err[0]
+
+
+def test_models_lists_names_first_column(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["models"]) == 0
+    names = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert names[:2] == ["mlp", "mc_dropout"] or {"mlp", "mc_dropout"} <= set(names)
+
+
+def test_datasets_shows_availability(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["datasets", "--data-root", str(tmp_path)]) == 0
+    rows = {line.split("\t")[0]: line.split("\t")[1]
+            for line in capsys.readouterr().out.splitlines() if not line.startswith("#")}
+    assert rows["mnist5k"] == "available"
+    assert rows["mnist"] == "missing"
+
+
+def test_print_config_is_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--suite", "smoke", "--print-config"]) == 0
+    cfg = json.loads(capsys.readouterr().out)
+    assert cfg["suite"] == "smoke" and cfg["s_attack"] == [1, 32]
+    assert cfg["model_configs"]["mlp"]["hidden"] == [32]
+
+
+def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
+    assert _bench(tmp_path, out="a") == 0
+    assert _bench(tmp_path, out="b") == 0
+    a, b = tmp_path / "a", tmp_path / "b"
+    for name in ("leaderboard.md", "results.csv", "results.jsonl", "run.json"):
+        assert (a / name).is_file()
+    assert not [p for p in a.iterdir() if p.name.startswith(".")], "temporary files left behind"
+    first, second = pd.read_csv(a / "results.csv"), pd.read_csv(b / "results.csv")
+    assert list(first.columns) == ["model", "seed", "task", "dataset", "setting", "measure",
+                                   "metric", "value"]
+    pd.testing.assert_frame_equal(first, second)  # same seed -> identical numbers
+    run_a, run_b = (json.loads((d / "run.json").read_text()) for d in (a, b))
+    assert not run_a["models"]["mlp"]["cached"] and run_b["models"]["mlp"]["cached"]
+    assert run_b["models"]["mc_dropout"]["cached"]
+    assert run_a["torch"] == torch.__version__ and run_a["seed"] == 0
+    assert "mlp" in (a / "leaderboard.md").read_text()
+
+
+def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--models", "mlp,nope") == 1
+    line = _error_line(capsys)
+    assert "unknown model 'nope'" in line and "'mc_dropout'" in line
+
+
+def test_unknown_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--dataset", "mnits") == 1
+    assert "unknown dataset 'mnits'; known: " in _error_line(capsys)
+
+
+def test_missing_data_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path / "nowhere")) == 1
+    line = _error_line(capsys)
+    assert "nowhere" in line and "does not exist" in line
+
+
+def test_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path)) == 1
+    line = _error_line(capsys)
+    assert "train-images-idx3-ubyte" in line and "--data-root" in line
+
+
+def test_checksum_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "data" / "mnist"
+    folder.mkdir(parents=True)
+    for name, shape in [("train-images-idx3-ubyte.gz", (4, 28, 28)),
+                        ("train-labels-idx1-ubyte.gz", (4,)),
+                        ("t10k-images-idx3-ubyte.gz", (2, 28, 28)),
+                        ("t10k-labels-idx1-ubyte.gz", (2,))]:
+        write_idx(folder / name, torch.zeros(shape, dtype=torch.uint8).numpy())
+    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path / "data")) == 1
+    line = _error_line(capsys)
+    assert "sha256" in line.lower() and "mnist" in line
+
+
+def test_cuda_without_cuda(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    assert _bench(tmp_path, "--device", "cuda") == 1
+    assert "CUDA is not available" in _error_line(capsys)
+
+
+def test_bad_override(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--set", "mlp.hiden=(3,)") == 1
+    assert "mlp has no setting 'hiden'" in _error_line(capsys)
+    assert _bench(tmp_path, "--set", "mlp.epochs=two") == 1
+    assert "mlp.epochs: expected int" in _error_line(capsys)
+
+
+def test_debug_shows_the_exception(tmp_path: Path) -> None:
+    with pytest.raises(KeyError, match="nope"):
+        _bench(tmp_path, "--models", "nope", "--debug")
+
+
+def test_diverged_training_is_an_error_and_caches_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _bench(tmp_path, "--models", "mlp", "--set", "mlp.lr=1e30") == 1
+    line = _error_line(capsys)
+    assert "training mlp diverged" in line and "epoch" in line and "step" in line
+    assert not list((tmp_path / "cache").rglob("*.safetensors"))
+    assert not (tmp_path / "out" / "results.csv").exists()

@@ -1,0 +1,39 @@
+"""The install and CI commands stay true to the README, and every subpackage ships."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _readme_commands() -> list[str]:
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    return [b.strip() for b in blocks]
+
+
+def test_readme_opens_with_the_two_setup_commands() -> None:
+    bench, tests = _readme_commands()[:2]
+    assert "pip install -e ." in bench and bench.endswith("robustbnn bench")
+    assert 'pip install -e ".[test]"' in tests and "pytest" in tests
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    test_command = _readme_commands()[1]
+    assert test_command in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_subpackage_is_listed_in_pyproject() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+                 ["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts)
+             for p in (ROOT / "robustbnn").rglob("__init__.py")}
+    assert found | {"robustbnn.recipes"} == listed
+
+
+def test_torchattacks_is_not_a_core_dependency() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert not any("torchattacks" in d for d in project["dependencies"])
+    assert any("torchattacks" in d for d in project["optional-dependencies"]["attacks"])
