@@ -23,7 +23,7 @@ from robustbnn.data import DataBundle, Split, load_dataset
 from robustbnn.data.noise import gaussian_noise, uniform_noise
 from robustbnn.errors import ConfigError
 from robustbnn.evaluate import clean_rows, fgsm_rows, ood_rows, uncertainty_scores
-from robustbnn.models import MODELS
+from robustbnn.models import MODELS, BayesianModule
 from robustbnn.predict import sample_probs
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.schema import Result
@@ -110,27 +110,34 @@ def legend(cfg: BenchConfig) -> str:
     )
 
 
-def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
-              cache_dir: Path | None, progress: bool) -> tuple[list[Result], dict]:
-    """Fit or load one model and run every evaluation task on it."""
+def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
+                cache_dir: Path | None, progress: bool) -> tuple[BayesianModule, dict]:
+    """Build ``name`` with config ``mcfg`` and train it, or load its weights from the cache."""
     spec = MODELS.get(name)
-    mcfg = model_config(name, cfg.overrides)
     model = spec.build(mcfg, tuple(data.train.x.shape[1:]), data.num_classes,
-                       make_generator(device, cfg.seed, name, "init")).to(device)
-    key = cache.cache_key(name, mcfg, data.fingerprint, cfg.seed)
+                       make_generator(device, seed, name, "init")).to(device)
+    key = cache.cache_key(name, mcfg, data.fingerprint, seed)
     info: dict[str, Any] = {"config": dataclasses.asdict(mcfg), "cache_key": key}
     meta = cache.load(cache_dir, name, key, model) if cache_dir else None
     if meta is None:
         report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
-                     generator=make_generator(device, cfg.seed, name, "train"), progress=progress)
+                     generator=make_generator(device, seed, name, "train"), progress=progress)
         info["fit"] = dataclasses.asdict(report)
         info["cached"] = False
         if cache_dir:
-            cache.save(cache_dir, name, key, model, {"model": name, "seed": cfg.seed,
+            cache.save(cache_dir, name, key, model, {"model": name, "seed": seed,
                        "data": data.fingerprint, "robustbnn": __version__, **info})
     else:
         info["fit"], info["cached"] = meta.get("fit"), True
         log.info("loaded %s from the cache (%s)", name, key)
+    return model, info
+
+
+def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
+              cache_dir: Path | None, progress: bool) -> tuple[list[Result], dict]:
+    """Fit or load one model and run every evaluation task on it."""
+    model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
+                              device=device, cache_dir=cache_dir, progress=progress)
     info["parameters"] = sum(p.numel() for p in model.parameters())
     model.eval()  # the harness fixes the mode once; samples do not depend on it
     x, y = data.test.x, data.test.y

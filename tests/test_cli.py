@@ -62,6 +62,20 @@ def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
     assert run_b["models"]["mc_dropout"]["cached"]
     assert run_a["torch"] == torch.__version__ and run_a["seed"] == 0
     assert "mlp" in (a / "leaderboard.md").read_text()
+    _check_attack_behaviour(first)
+
+
+def _check_attack_behaviour(results: pd.DataFrame) -> None:
+    """Accuracy falls as eps grows, and never rises above clean accuracy."""
+    acc = results[(results["metric"] == "accuracy")]
+    for model in acc["model"].unique():
+        clean = acc[(acc["model"] == model) & (acc["task"] == "clean")]["value"].item()
+        fgsm = acc[(acc["model"] == model) & (acc["task"] == "fgsm")]
+        knobs = fgsm["setting"].str.extract(r"eps=([\d.]+);S_attack=(\d+)").astype(float)
+        for s_attack in knobs[1].unique():
+            curve = fgsm[knobs[1] == s_attack].assign(eps=knobs[0]).sort_values("eps")
+            values = [clean, *curve["value"]]
+            assert all(b <= a for a, b in zip(values, values[1:])), (model, s_attack, values)
 
 
 def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

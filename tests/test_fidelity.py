@@ -1,4 +1,4 @@
-"""Accuracy of the foundation models on real MNIST, with the default configs."""
+"""Accuracy of the foundation models on real MNIST, trained exactly as the bench trains them."""
 
 from __future__ import annotations
 
@@ -8,22 +8,22 @@ import os
 import pytest
 import torch
 
+from robustbnn.bench import fit_or_load, make_generator, model_config
 from robustbnn.data import load_dataset
 from robustbnn.data.mnist import mnist_available
 from robustbnn.data.root import resolve_data_root
-from robustbnn.models import MODELS
 from robustbnn.predict import sample_probs
-from robustbnn.train import fit
+from robustbnn.suites import SUITES
+
+CPU = torch.device("cpu")
 
 
 def _test_accuracy(name: str, dataset: str, **changes) -> float:
     data = load_dataset(dataset, resolve_data_root(None) if dataset != "mnist5k" else None)
-    spec = MODELS.get(name)
-    cfg = dataclasses.replace(spec.config(), **changes)
-    gen = torch.Generator().manual_seed(0)
-    model = spec.build(cfg, (1, 28, 28), 10, gen)
-    fit(model, cfg, data, name=name, stochastic=spec.stochastic, generator=gen, progress=False)
-    probs = sample_probs(model.eval(), data.test.x, 100, generator=torch.Generator().manual_seed(1))
+    cfg = dataclasses.replace(model_config(name, SUITES.get("default").overrides), **changes)
+    model, _ = fit_or_load(name, cfg, data, seed=0, device=CPU, cache_dir=None, progress=False)
+    probs = sample_probs(model.eval(), data.test.x, 100,
+                         generator=make_generator(CPU, 0, name, "eval", "clean"))
     return (probs.mean(0).argmax(-1) == data.test.y).float().mean().item()
 
 

@@ -1,0 +1,53 @@
+"""Outside packages register models through an entry point or ``--plugin``."""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import robustbnn.cli as cli
+from robustbnn.models import MODELS
+
+
+@pytest.fixture
+def fresh_plugin(monkeypatch: pytest.MonkeyPatch):
+    """Forget the plug-in between tests, so each test proves its own loading path."""
+    monkeypatch.delitem(sys.modules, "tests.plugins.toy_plugin", raising=False)
+    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
+    yield
+
+
+def test_plugin_flag_registers_and_benches(fresh_plugin, tmp_path: Path) -> None:
+    code = cli.main(["bench", "--suite", "smoke", "--quiet", "--plugin",
+                     "tests.plugins.toy_plugin", "--models", "toy_ensemble,mlp",
+                     "--out", str(tmp_path / "out"), "--cache-dir", str(tmp_path / "cache")])
+    assert code == 0
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert "toy_ensemble" in set(results["model"])
+
+
+def test_entry_point_group_is_loaded(fresh_plugin, monkeypatch: pytest.MonkeyPatch,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    ep = EntryPoint(name="toy", value="tests.plugins.toy_plugin", group=cli.ENTRY_POINT_GROUP)
+    seen = []
+
+    def fake_entry_points(*, group: str):
+        seen.append(group)
+        return [ep]
+
+    monkeypatch.setattr(cli, "entry_points", fake_entry_points)
+    assert "toy_ensemble" not in MODELS
+    assert cli.main(["models"]) == 0
+    assert seen == ["robustbnn.models"]
+    names = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
+    assert "toy_ensemble" in names
+
+
+def test_unimportable_plugin_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["models", "--plugin", "no_such_module_xyz"]) == 1
+    err = capsys.readouterr().err
+    assert "--plugin no_such_module_xyz: cannot import it" in err
