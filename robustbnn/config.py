@@ -27,6 +27,7 @@ class TrainConfig:
     optimizer: str = "adam"  # "adam" or "sgd" (Li & Gal code trains with plain SGD, lr 0.01)
     weight_decay: float = 0.0  # L2 coupled into the optimiser update; BHN AD baselines use 1e-5
     grad_clip_norm: float = 0.0  # total-norm clipping, 0 = off; BHN Base_BHN uses 10
+    grad_clip_value: float = 0.0  # elementwise clip after the norm clip, 0 = off; BHN uses 5
     val_samples: int = 20  # MC samples for the per-epoch validation accuracy [CODE BHN]
 
 

@@ -101,6 +101,8 @@ def fit(
             loss.backward()
             if cfg.grad_clip_norm > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip_norm)
+            if cfg.grad_clip_value > 0:
+                torch.nn.utils.clip_grad_value_(model.parameters(), cfg.grad_clip_value)
             opt.step()
         model.eval()
         acc = _val_accuracy(model, data, val_s, name, generator)

@@ -7,5 +7,11 @@ from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
 # Registration is explicit: one import per model file, in leaderboard order.
 from robustbnn.models import mlp  # noqa: E402,F401  isort: skip
 from robustbnn.models import mc_dropout  # noqa: E402,F401  isort: skip
+from robustbnn.models import bbalpha  # noqa: E402,F401  isort: skip
+from robustbnn.models import bbb  # noqa: E402,F401  isort: skip
+from robustbnn.models import bhn  # noqa: E402,F401  isort: skip
+from robustbnn.models import bhn_full  # noqa: E402,F401  isort: skip
+from robustbnn.models import vhn  # noqa: E402,F401  isort: skip
+from robustbnn.models import mvn  # noqa: E402,F401  isort: skip
 
 __all__ = ["MODELS", "BayesianModule", "ModelSpec"]

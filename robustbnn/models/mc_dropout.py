@@ -13,22 +13,24 @@ import dataclasses
 import torch
 
 from robustbnn.models.base import MODELS, ModelSpec
-from robustbnn.models.mlp import DropoutMLP, MLPConfig
+from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
 
 @dataclasses.dataclass(frozen=True)
-class MCDropoutConfig(MLPConfig):
-    """MC dropout on an MLP."""
+class MCDropoutConfig(NetConfig):
+    """MC dropout on an MLP (or, with ``arch="cnn"``, on the dense head of Li & Gal's CNN)."""
 
     p: float = 0.5  # drop rate after each hidden layer [CODE BHN MCdropout_MLP]
-    input_p: float = 0.0  # no input dropout in BHN's baseline (Li & Gal use p on the input)
+    # No input dropout in BHN's baseline (Li & Gal use p on the input). MLP only: the CNN
+    # never drops pixels and drops its conv features with rate p.
+    input_p: float = 0.0
 
 
 def build_mc_dropout(cfg: MCDropoutConfig, input_shape: tuple[int, ...], num_classes: int,
                      generator: torch.Generator | None) -> DropoutMLP:
-    """Build an MC-dropout MLP whose samples use their own masks in any module mode."""
-    return DropoutMLP(input_shape, num_classes, cfg.hidden, cfg.activation, p=cfg.p,
-                      input_p=cfg.input_p, mc=True, generator=generator)
+    """Build an MC-dropout net whose samples use their own masks in any module mode."""
+    return build_net(cfg, input_shape, num_classes, generator, p=cfg.p, input_p=cfg.input_p,
+                     mc=True)
 
 
 MODELS.register(

@@ -1,4 +1,4 @@
-"""MLE and dropout-trained MLP baselines (deterministic at test time).
+"""MLE and dropout-trained baselines (deterministic at test time), and the dropout net they share.
 
 References:
     Srivastava et al., "Dropout: A Simple Way to Prevent Neural Networks from Overfitting",
@@ -9,15 +9,19 @@ References:
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from robustbnn.config import TrainConfig
+from robustbnn.errors import ConfigError
 from robustbnn.models._dropout import dropout
 from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
-from robustbnn.models.nets import activation, flat_features, linear_stack
+from robustbnn.models.nets import ConvFeatures, activation, flat_features, linear_stack
+
+ARCHS = ("mlp", "cnn")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,11 +32,45 @@ class MLPConfig(TrainConfig):
     activation: str = "relu"  # lasagne DenseLayer default [CODE BHN]; "gelu" for BHN Table 2
 
 
+@dataclasses.dataclass(frozen=True)
+class NetConfig(MLPConfig):
+    """An MLP, or Li & Gal's small CNN (``arch="cnn"``), for the dropout family of models.
+
+    The CNN is conv 3×3 → act → conv 3×3 → act → max-pool 2×2 → flatten → [dropout] →
+    dense ``cnn_hidden`` → act → [dropout] → dense C; ``hidden`` applies to the MLP only.
+    """
+
+    arch: str = "mlp"  # "mlp" or "cnn" (Li & Gal 2017 §5.2, Fig. 5) [CODE train_model.py]
+    cnn_channels: tuple[int, ...] = (32, 32)  # 3x3 valid convs [CODE get_logit_cnn_layers]
+    cnn_hidden: tuple[int, ...] = (100,)  # dense units of the CNN head [TEXT-LG §5.2]
+
+
+@dataclasses.dataclass(frozen=True)
+class MLEConfig(NetConfig):
+    """A network trained by maximum likelihood with Adam."""
+
+    # L2 coupled into the optimiser update; the BHN AD baselines use 1e-5 on all parameters
+    # [CODE BHN dk_anomaly_detection.py, PROTOCOLS.md §1.5], BHN Table 1 none.
+    weight_decay: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DropoutConfig(MLEConfig):
+    """A network trained with dropout and evaluated with the weight-scaled (plain) network."""
+
+    p: float = 0.5  # drop rate after each hidden layer [CODE BHN dk_anomaly_detection.py]
+
+
 class DropoutMLP(BayesianModule):
-    """An MLP with optional dropout after each hidden layer (and on the input).
+    """An MLP or small CNN with optional dropout after each hidden layer (and on the input).
 
     ``mc=True`` keeps dropout on at test time with its own masks (MC dropout); ``mc=False``
-    trains with dropout and predicts with the deterministic, weight-scaled network.
+    trains with dropout and predicts with the deterministic network (inverted dropout, so
+    the weights need no rescaling).
+
+    With ``conv`` channels the net starts with :class:`~robustbnn.models.nets.ConvFeatures`;
+    then, as in Li & Gal's CNN, dropout ``p`` acts on the conv features (before every dense
+    layer, never before a conv) and ``input_p`` is unused.
     """
 
     def __init__(
@@ -45,22 +83,27 @@ class DropoutMLP(BayesianModule):
         p: float = 0.0,
         input_p: float = 0.0,
         mc: bool = False,
+        conv: tuple[int, ...] = (),
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
         self.num_classes = num_classes
         self.p, self.input_p, self.mc = p, input_p, mc
         self.act = activation(act)
-        self.layers = linear_stack([flat_features(input_shape), *hidden, num_classes], generator)
+        self.features = ConvFeatures(input_shape, conv, act, generator) if conv else None
+        n_in = flat_features(input_shape) if self.features is None else self.features.out_features
+        self.head_p = p if conv else input_p  # drop rate before the first dense layer
+        self.layers = linear_stack([n_in, *hidden, num_classes], generator)
 
     def _forward(self, x: Tensor, n_samples: int, generator: torch.Generator | None,
                  stochastic: bool) -> Tensor:
-        h = x.flatten(1)  # (B, D)
-        if stochastic and self.input_p > 0:
-            h = dropout(h.expand(n_samples, *h.shape), self.input_p, generator)  # (S, B, D)
+        # The conv trunk has no noise: computed once and shared by all samples.
+        h = x.flatten(1) if self.features is None else self.features(x)  # (B, D)
+        if stochastic and self.head_p > 0:
+            h = dropout(h.expand(n_samples, *h.shape), self.head_p, generator)  # (S, B, D)
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            # Without input dropout the first layer is exact to share across samples.
+            # Without dropout on its input the first dense layer is exact to share.
             h = layer(h)
             if i < last:
                 h = self.act(h)
@@ -92,19 +135,59 @@ class DropoutMLP(BayesianModule):
         return F.cross_entropy(logits, y)
 
 
-def build_mlp(cfg: MLPConfig, input_shape: tuple[int, ...], num_classes: int,
+def build_net(cfg: NetConfig, input_shape: tuple[int, ...], num_classes: int,
+              generator: torch.Generator | None, *, cls: type[DropoutMLP] = DropoutMLP,
+              **kwargs: Any) -> DropoutMLP:
+    """Build the MLP or CNN that ``cfg.arch`` names.
+
+    Args:
+        cfg: The config (``arch``, ``hidden``, ``activation``, ``cnn_*``).
+        input_shape: Shape of one input.
+        num_classes: C.
+        generator: Source of the initial parameters.
+        cls: :class:`DropoutMLP` or a subclass.
+        **kwargs: Passed on to ``cls`` (``p``, ``input_p``, ``mc``, ...).
+
+    Raises:
+        ConfigError: When ``cfg.arch`` is unknown.
+    """
+    if cfg.arch not in ARCHS:
+        raise ConfigError(f"unknown arch {cfg.arch!r}; known: {sorted(ARCHS)}")
+    cnn = cfg.arch == "cnn"
+    return cls(input_shape, num_classes, cfg.cnn_hidden if cnn else cfg.hidden, cfg.activation,
+               conv=cfg.cnn_channels if cnn else (), generator=generator, **kwargs)
+
+
+def build_mlp(cfg: MLEConfig, input_shape: tuple[int, ...], num_classes: int,
               generator: torch.Generator | None) -> DropoutMLP:
-    """Build the MLE MLP."""
-    return DropoutMLP(input_shape, num_classes, cfg.hidden, cfg.activation, generator=generator)
+    """Build the MLE network."""
+    return build_net(cfg, input_shape, num_classes, generator)
+
+
+def build_dropout(cfg: DropoutConfig, input_shape: tuple[int, ...], num_classes: int,
+                  generator: torch.Generator | None) -> DropoutMLP:
+    """Build the dropout-trained network, deterministic at test time."""
+    return build_net(cfg, input_shape, num_classes, generator, p=cfg.p, mc=False)
 
 
 MODELS.register(
     "mlp",
     ModelSpec(
         build=build_mlp,
-        config=MLPConfig,
+        config=MLEConfig,
         description="MLE MLP (Adam), deterministic",
         reference="Krueger et al. 2017 (BHN), MLE baseline",
+        stochastic=False,
+    ),
+)
+
+MODELS.register(
+    "dropout",
+    ModelSpec(
+        build=build_dropout,
+        config=DropoutConfig,
+        description="MLP trained with dropout p = 0.5 after each hidden layer, deterministic",
+        reference="Srivastava et al. 2014 (JMLR); the dropout baseline of BHN Tables 1-2",
         stochastic=False,
     ),
 )

@@ -27,12 +27,24 @@ def activation(name: str) -> Callable[[Tensor], Tensor]:
 
 
 @torch.no_grad()
-def init_linear_(layer: nn.Linear, generator: torch.Generator | None) -> nn.Linear:
-    """PyTorch's default ``nn.Linear`` initialisation, drawn from ``generator``."""
+def _init_default_(layer: nn.Linear | nn.Conv2d, generator: torch.Generator | None) -> None:
+    """PyTorch's default initialisation of a linear or conv layer, drawn from ``generator``."""
     nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)
     if layer.bias is not None:
-        bound = 1 / math.sqrt(layer.in_features) if layer.in_features > 0 else 0.0
+        fan_in = layer.weight[0].numel()
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
         nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
+
+
+def init_linear_(layer: nn.Linear, generator: torch.Generator | None) -> nn.Linear:
+    """PyTorch's default ``nn.Linear`` initialisation, drawn from ``generator``."""
+    _init_default_(layer, generator)
+    return layer
+
+
+def init_conv_(layer: nn.Conv2d, generator: torch.Generator | None) -> nn.Conv2d:
+    """PyTorch's default ``nn.Conv2d`` initialisation, drawn from ``generator``."""
+    _init_default_(layer, generator)
     return layer
 
 
@@ -48,3 +60,48 @@ def linear_stack(
 def flat_features(input_shape: tuple[int, ...]) -> int:
     """Number of input features of a flattened image of shape ``input_shape`` (C, H, W)."""
     return math.prod(input_shape)
+
+
+class ConvFeatures(nn.Module):
+    """3×3 valid convolutions, each followed by the nonlinearity, then one 2×2 max-pool.
+
+    With ``channels=(32, 32)`` and ReLU this is the trunk of Li & Gal's MNIST CNN (the Keras
+    ``mnist_cnn`` example) [CODE Dropout_BBalpha BBalpha_dropout.py ``get_logit_cnn_layers``]:
+    28×28 → 26×26 → 24×24 → 12×12, so 32·12·12 = 4608 features.
+
+    Args:
+        input_shape: (C, H, W) of one input.
+        channels: Output channels of each convolution.
+        act: Name of the nonlinearity after each convolution.
+        generator: Source of the initial parameters.
+
+    Raises:
+        ConfigError: When the input is not an image or is too small for the convolutions.
+    """
+
+    def __init__(self, input_shape: tuple[int, ...], channels: tuple[int, ...], act: str,
+                 generator: torch.Generator | None) -> None:
+        super().__init__()
+        if len(input_shape) != 3:
+            raise ConfigError(f"the cnn needs image inputs (C, H, W), got shape {input_shape}")
+        c, h, w = input_shape
+        convs = []
+        for out in channels:
+            convs.append(init_conv_(nn.Conv2d(c, out, 3), generator))
+            c, h, w = out, h - 2, w - 2
+        if h < 2 or w < 2:
+            raise ConfigError(
+                f"input {input_shape} is too small for {len(channels)} 3x3 convolutions and "
+                f"a 2x2 max-pool"
+            )
+        self.input_shape = tuple(input_shape)
+        self.convs = nn.ModuleList(convs)
+        self.act = activation(act)
+        self.out_features = c * (h // 2) * (w // 2)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Flattened features (B, out_features) of inputs of shape (B, C, H, W) or (B, D)."""
+        h = x.reshape(-1, *self.input_shape)
+        for conv in self.convs:
+            h = self.act(conv(h))
+        return F.max_pool2d(h, 2).flatten(1)

@@ -1,0 +1,65 @@
+"""A stack of flow layers and the two stacks a Bayesian hypernet uses (IAF or RealNVP)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.errors import ConfigError
+from robustbnn.flows.iaf import IAFStep
+from robustbnn.flows.realnvp import AffineCoupling, Permutation
+
+FLOW_KINDS = ("iaf", "realnvp")
+
+
+class FlowChain(nn.Module):
+    """Layers applied in order; the log-dets add up. An empty chain is the identity."""
+
+    def __init__(self, layers: Iterable[nn.Module]) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, z: Tensor) -> tuple[Tensor, Tensor]:
+        """Map z of shape (..., D) to (z', log-det of shape (...))."""
+        logdet = z.new_zeros(z.shape[:-1])
+        for layer in self.layers:
+            z, step = layer(z)
+            logdet = logdet + step
+        return z, logdet
+
+
+def build_flow(kind: str, dim: int, steps: int, hidden: int = 200, *,
+               coupling_weight_norm: bool = False,
+               generator: torch.Generator | None = None) -> FlowChain:
+    """The hypernet's flow after its :class:`~robustbnn.flows.LinearFlow`.
+
+    Args:
+        kind: ``"iaf"``: ``steps`` IAF steps, each with its own random ordering;
+            ``"realnvp"``: ``steps`` affine couplings with a fixed random permutation
+            between consecutive ones [CODE BHN ``MLPWeightNorm_BHN._get_hyper_net``].
+        dim: D.
+        steps: Number of IAF steps or coupling layers ("coupling" in the paper); 0 = none.
+        hidden: Hidden units of each MADE / coupling MLP.
+        coupling_weight_norm: Weight-normalise the RealNVP couplings (the MADEs of the IAF
+            always are, as in the BHN code).
+        generator: Source of orderings, permutations and initialisation.
+
+    Raises:
+        ConfigError: For an unknown ``kind`` or a negative ``steps``.
+    """
+    if steps < 0:
+        raise ConfigError(f"the number of flow steps must be >= 0, got {steps}")
+    layers: list[nn.Module] = []
+    if kind == "iaf":
+        layers = [IAFStep(dim, hidden, generator=generator) for _ in range(steps)]
+    elif kind == "realnvp":
+        for i in range(steps):
+            if i > 0:
+                layers.append(Permutation(dim, generator=generator))
+            layers.append(AffineCoupling(dim, hidden, weight_norm=coupling_weight_norm,
+                                         generator=generator))
+    else:
+        raise ConfigError(f"unknown flow {kind!r}; known: {sorted(FLOW_KINDS)}")
+    return FlowChain(layers)

@@ -1,0 +1,63 @@
+"""A Bayesian hypernetwork's distribution q(θ): noise ε ~ N(0, I) pushed through a flow."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.flows.chain import build_flow
+from robustbnn.flows.linear import LinearFlow
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+class Hypernet(nn.Module):
+    """θ = h(ε) with ε ~ N(0, I_D) and h = flow ∘ LinearFlow; log q(θ) by change of variables.
+
+    log q(θ) = log N(ε; 0, I) − log|det ∂h/∂ε| (Krueger et al. eq. 6). With ``steps=0`` q is
+    the factorised Gaussian N(b, diag((exp(w) + δ)²)) of the LinearFlow.
+
+    Args:
+        dim: D, the number of generated parameters.
+        kind: ``"iaf"`` or ``"realnvp"`` (see :func:`~robustbnn.flows.build_flow`).
+        steps: Flow steps after the LinearFlow.
+        hidden: Hidden units of each flow step.
+        log_scale_mean: Mean of the LinearFlow's initial log-scale w (−7 [CODE]).
+        coupling_weight_norm: Weight-normalise RealNVP couplings.
+        generator: Source of every random draw at construction.
+    """
+
+    def __init__(self, dim: int, kind: str, steps: int, hidden: int = 200, *,
+                 log_scale_mean: float = -7.0, coupling_weight_norm: bool = False,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+        self.linear = LinearFlow(dim, generator=generator, log_scale_mean=log_scale_mean)
+        self.flow = build_flow(kind, dim, steps, hidden,
+                               coupling_weight_norm=coupling_weight_norm, generator=generator)
+
+    def forward(self, eps: Tensor) -> tuple[Tensor, Tensor]:
+        """Parameters θ = h(ε), shape (..., D), and log q(θ), shape (...)."""
+        z, logdet = self.linear(eps)
+        z, more = self.flow(z)
+        log_noise = -0.5 * eps.square().sum(-1) - 0.5 * self.dim * _LOG_2PI
+        return z, log_noise - logdet - more
+
+    def rsample(self, n: int, *, generator: torch.Generator | None,
+                device: torch.device | str | None, dtype: torch.dtype | None
+                ) -> tuple[Tensor, Tensor]:
+        """Draw n reparameterised samples.
+
+        Args:
+            n: S.
+            generator: Source of ε.
+            device: Device of ε (the input's).
+            dtype: Dtype of ε (the input's).
+
+        Returns:
+            θ of shape (S, D) and log q(θ) of shape (S,).
+        """
+        eps = torch.randn(n, self.dim, generator=generator, device=device, dtype=dtype)
+        return self(eps)

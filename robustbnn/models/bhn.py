@@ -1,0 +1,290 @@
+"""Bayesian hypernetworks over the weight-norm scales of an MLP (``bhn_iaf``, ``bhn_realnvp``).
+
+The primary net is a weight-normalised MLP, θ_j = g_j · v_j / ‖v_j‖ for every output unit j
+of every layer. Only the scales g (Σ_layers #outputs of them) are random: g = h(ε) with
+ε ~ N(0, I) and h a normalising flow (a :class:`~robustbnn.flows.LinearFlow` then IAF steps
+or RealNVP couplings). The directions v and the biases are point estimates. The training
+objective is the per-example negative ELBO with a N(0, 1) prior on g and one ε per minibatch.
+
+Sampling shares exact work across samples: x · v̂ does not depend on g, and g only multiplies
+the pre-activations, so the first layer is one (B, H) matmul for all S samples; later layers
+take per-sample inputs through one matmul over S·B rows with the shared v̂.
+
+Softmax clipping: the paper clips the softmax outputs to (0.001, 0.999) in the training loss
+and in ``predict_proba``, and attacks the unclipped output ``y_unclipped`` [CODE BHNs.py].
+Here the clip is applied in :meth:`BayesianHypernetMLP.loss` only; :meth:`sample_logits`
+returns unclipped logits, which is what the attacks and the harness consume.
+
+References:
+    Krueger, Huang, Islam, Turner, Lacoste & Courville, "Bayesian Hypernetworks",
+    arXiv:1710.04759, 2017. PROTOCOLS.md §1.1–1.3; code ``CW-Huang/BayesianHypernet``
+    (``BHNs.py::MLPWeightNorm_BHN``, ``Base_BHN``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.flows import Hypernet
+from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
+from robustbnn.models.mlp import MLPConfig
+from robustbnn.models.nets import activation, flat_features
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+@dataclasses.dataclass(frozen=True)
+class BHNConfig(MLPConfig):
+    """A BHN over the weight-norm scales of an MLP (flow kind = the registry name)."""
+
+    hidden: tuple[int, ...] = (800, 800)  # MNIST-5000 (A): 2 hidden layers of 800 [SEED §4.2]
+    coupling: int = 8  # IAF steps / RealNVP couplings; 8 in Table 1 & Fig. 3 [SEED §4.2]
+    flow_hidden: int = 200  # ReLU units of each MADE / coupling MLP [SEED §4]
+    coupling_wn: bool = True  # RealNVP only: weight-normed couplings [SEED §3.3; CODE --coupledWN]
+    prior_std: float = 1.0  # p(g) = N(0, 1) [SEED §4; CODE lbda = 1]
+    prob_clip: float = 0.001  # softmax clipped to (0.001, 0.999) in the loss [SEED §3.3]
+    init_log_scale: float = -7.0  # LinearFlow w ~ N(-7, 0.01²): q starts at std ≈ 0.002 [CODE]
+    data_init: bool = True  # data-dependent init on the first minibatch [CODE --reinit 1]
+    grad_clip_norm: float = 10.0  # total-norm constraint [CODE Base_BHN.max_norm]
+    grad_clip_value: float = 5.0  # then elementwise clip ±5 [CODE Base_BHN.clip_grad]
+
+
+def clipped_nll(logits: Tensor, y: Tensor, clip: float) -> Tensor:
+    """Mean −log p(y | x) with the softmax clipped to (clip, 1 − clip) before the log.
+
+    Args:
+        logits: Shape (B, C).
+        y: Labels, shape (B,).
+        clip: The clip level (0.001 in the paper; 0 = plain cross-entropy).
+
+    Returns:
+        A scalar. As in the paper, the gradient is zero for examples whose true-class
+        probability is outside the clip range.
+    """
+    p = logits.softmax(-1).gather(-1, y[:, None]).squeeze(-1)  # (B,)
+    if clip > 0:
+        p = p.clamp(clip, 1 - clip)
+    return -p.log().mean()
+
+
+def gaussian_log_prior(theta: Tensor, std: float) -> Tensor:
+    """log N(θ; 0, std² I) summed over the last axis: shape (...,) for θ of shape (..., D)."""
+    d = theta.shape[-1]
+    return (-0.5 * (theta / std).square().sum(-1) - d * math.log(std) - 0.5 * d * _LOG_2PI)
+
+
+class WeightNormMLP(nn.Module):
+    """An MLP whose weights are θ_j = g_j · v_j / ‖v_j‖, evaluated for S scale vectors at once.
+
+    Args:
+        sizes: Layer widths [D_in, *hidden, C].
+        act: Hidden nonlinearity name.
+        generator: Source of v ~ N(0, 0.05²) [CODE ``WeightNormLayer(W=Normal(0.05))``];
+            biases start at 0.
+    """
+
+    def __init__(self, sizes: list[int], act: str, *,
+                 generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.act = activation(act)
+        self.out_sizes = sizes[1:]
+        self.directions = nn.ParameterList(
+            nn.Parameter(0.05 * torch.randn(n_out, n_in, generator=generator))
+            for n_in, n_out in zip(sizes, sizes[1:]))
+        self.biases = nn.ParameterList(nn.Parameter(torch.zeros(n)) for n in self.out_sizes)
+
+    @property
+    def num_scales(self) -> int:
+        """Σ_layers #outputs: the dimension of g."""
+        return sum(self.out_sizes)
+
+    def unit_directions(self) -> list[Tensor]:
+        """v / ‖v‖ per layer, each of shape (out, in)."""
+        return [v / v.norm(dim=1, keepdim=True) for v in self.directions]
+
+    def forward(self, x: Tensor, g: Tensor) -> Tensor:
+        """Logits for inputs x of shape (B, *) and scales g of shape (S, num_scales): (S, B, C)."""
+        h = x.flatten(1)  # (B, D_in): shared by all samples until the first scaling
+        last = len(self.out_sizes) - 1
+        scales = g.split(self.out_sizes, dim=-1)
+        for i, (v, b, gi) in enumerate(zip(self.unit_directions(), self.biases, scales)):
+            h = (h @ v.T) * gi[:, None, :] + b  # (B, H) @ ... -> (S, B, H); one matmul over S·B
+            if i < last:
+                h = self.act(h)
+        return h
+
+    @torch.no_grad()
+    def init_from_data_(self, x: Tensor, g: Tensor) -> Tensor:
+        """Data-dependent init: standardise every pre-activation over the batch x.
+
+        Sets each bias to −mean/std of g·(x·v̂) and returns the factor 1/std by which the
+        scales must be multiplied (Salimans & Kingma 2016, §3; ``Base_BHN._init_pnet`` [CODE]).
+
+        Args:
+            x: A batch of training inputs, shape (B, *).
+            g: The scales to standardise, shape (num_scales,).
+
+        Returns:
+            The multiplicative correction of g, shape (num_scales,).
+        """
+        h = x.flatten(1)
+        last = len(self.out_sizes) - 1
+        factors = []
+        for i, (v, b, gi) in enumerate(zip(self.unit_directions(), self.biases,
+                                           g.split(self.out_sizes))):
+            t = (h @ v.T) * gi  # (B, H)
+            mean = t.mean(0)
+            std = (t - mean).square().mean(0).sqrt()
+            std = torch.where(std > 0, std, torch.ones_like(std))
+            b.copy_(-mean / std)
+            factors.append(1 / std)
+            h = (t - mean) / std
+            if i < last:
+                h = self.act(h)
+        return torch.cat(factors)
+
+
+class HypernetClassifier(BayesianModule):
+    """A classifier whose parameters θ (all or some) are drawn from a flow :class:`Hypernet`.
+
+    Subclasses set ``hypernet``, ``prior_std`` and ``prob_clip`` and implement
+    :meth:`primary_logits`; sampling and the ELBO are shared.
+    """
+
+    hypernet: Hypernet
+    prior_std: float
+    prob_clip: float
+
+    def primary_logits(self, x: Tensor, theta: Tensor) -> Tensor:
+        """Logits, shape (S, B, C), of the primary net for x of shape (B, *), θ of shape (S, D)."""
+        raise NotImplementedError
+
+    def sample_logits(
+        self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
+    ) -> Tensor:
+        """Unclipped logits of ``n_samples`` draws of θ, shape (S, B, C)."""
+        theta, _ = self.hypernet.rsample(n_samples, generator=generator, device=x.device,
+                                         dtype=x.dtype)  # (S, D)
+        return self.primary_logits(x, theta)
+
+    def elbo_terms(self, x: Tensor, y: Tensor, *,
+                   generator: torch.Generator | None = None) -> tuple[Tensor, Tensor]:
+        """One-sample estimates of the clipped NLL (mean over the batch) and of KL(q ‖ p).
+
+        The KL estimate is log q(θ) − log p(θ) at one θ = h(ε) shared by the minibatch
+        [SEED App. B eq. 8–10; CODE ``Base_BHN._get_elbo``]. The code drops log N(ε; 0, I),
+        whose gradient is zero; it is kept here so the value is an unbiased KL estimate.
+        """
+        theta, log_q = self.hypernet.rsample(1, generator=generator, device=x.device,
+                                             dtype=x.dtype)
+        nll = clipped_nll(self.primary_logits(x, theta)[0], y, self.prob_clip)
+        kl = (log_q - gaussian_log_prior(theta, self.prior_std))[0]
+        return nll, kl
+
+    def loss(
+        self,
+        x: Tensor,
+        y: Tensor,
+        *,
+        n_train: int,
+        generator: torch.Generator | None = None,
+        batch: tuple[int, int] = (0, 1),
+    ) -> Tensor:
+        """Per-example negative ELBO: clipped NLL + KL / n_train (one ε per minibatch)."""
+        nll, kl = self.elbo_terms(x, y, generator=generator)
+        return nll + kl / n_train
+
+
+class BayesianHypernetMLP(HypernetClassifier):
+    """A weight-normalised MLP whose scales g come from a flow hypernet.
+
+    Args:
+        input_shape: Shape of one input, e.g. (1, 28, 28).
+        num_classes: C.
+        cfg: The config.
+        flow: ``"iaf"`` or ``"realnvp"``.
+        generator: Source of every random draw at construction.
+    """
+
+    def __init__(self, input_shape: tuple[int, ...], num_classes: int, cfg: BHNConfig,
+                 flow: str, *, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        self.num_classes = num_classes
+        self.prior_std, self.prob_clip = cfg.prior_std, cfg.prob_clip
+        sizes = [flat_features(input_shape), *cfg.hidden, num_classes]
+        self.primary = WeightNormMLP(sizes, cfg.activation, generator=generator)
+        self.hypernet = Hypernet(self.primary.num_scales, flow, cfg.coupling, cfg.flow_hidden,
+                                 log_scale_mean=cfg.init_log_scale,
+                                 coupling_weight_norm=cfg.coupling_wn, generator=generator)
+        # A buffer, so that a checkpoint restored from the cache is not re-initialised.
+        self.register_buffer("needs_init", torch.tensor(cfg.data_init))
+
+    def primary_logits(self, x: Tensor, theta: Tensor) -> Tensor:
+        """Logits, shape (S, B, C), for scales θ = g of shape (S, num_scales)."""
+        return self.primary(x, theta)
+
+    @torch.no_grad()
+    def init_from_data_(self, x: Tensor) -> None:
+        """Data-dependent init from one batch, so that every unit starts standardised.
+
+        With g = b, the LinearFlow shift (its output at ε = 0), b is multiplied by 1/std of
+        g·(x·v̂) and the primary biases are set to −mean/std [CODE ``Base_BHN._init_pnet``,
+        which uses the last 64 training examples; ``fit`` calls :meth:`loss` on a random
+        minibatch first, and that batch is used here]. Exact for 0 flow steps; the flows
+        start near the identity (weights ~1e-4), so it is nearly exact with them.
+        """
+        shift = self.hypernet.linear.shift
+        shift.mul_(self.primary.init_from_data_(x, shift))
+        self.needs_init.fill_(False)
+
+    def loss(
+        self,
+        x: Tensor,
+        y: Tensor,
+        *,
+        n_train: int,
+        generator: torch.Generator | None = None,
+        batch: tuple[int, int] = (0, 1),
+    ) -> Tensor:
+        """Per-example negative ELBO; the first call with ``data_init`` initialises from x."""
+        if self.needs_init:
+            self.init_from_data_(x)
+        return super().loss(x, y, n_train=n_train, generator=generator, batch=batch)
+
+
+def _builder(flow: str):  # noqa: ANN202
+    def build(cfg: BHNConfig, input_shape: tuple[int, ...], num_classes: int,
+              generator: torch.Generator | None) -> BayesianHypernetMLP:
+        return BayesianHypernetMLP(input_shape, num_classes, cfg, flow, generator=generator)
+
+    build.__doc__ = f"Build a weight-norm BHN with a {flow} hypernet."
+    return build
+
+
+build_bhn_iaf = _builder("iaf")
+build_bhn_realnvp = _builder("realnvp")
+
+MODELS.register(
+    "bhn_iaf",
+    ModelSpec(
+        build=build_bhn_iaf,
+        config=BHNConfig,
+        description="Bayesian hypernet: IAF (MADE) flow over weight-norm scales",
+        reference="Krueger et al. 2017, arXiv:1710.04759",
+        stochastic=True,
+    ),
+)
+MODELS.register(
+    "bhn_realnvp",
+    ModelSpec(
+        build=build_bhn_realnvp,
+        config=BHNConfig,
+        description="Bayesian hypernet: RealNVP flow over weight-norm scales",
+        reference="Krueger et al. 2017, arXiv:1710.04759",
+        stochastic=True,
+    ),
+)
