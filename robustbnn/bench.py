@@ -57,9 +57,20 @@ def model_config(name: str, overrides: tuple[str, ...] | list[str]) -> Any:
     return cfg
 
 
-def check_overrides(cfg: BenchConfig) -> None:
-    """Every ``--set`` owner must be a model of the run (or ``*``)."""
+def resolve_models(cfg: BenchConfig) -> BenchConfig:
+    """Fill in every registered model when the config names none; check the names."""
+    cfg = cfg if cfg.models else dataclasses.replace(cfg, models=tuple(MODELS.names()))
+    for name in cfg.models:
+        MODELS.get(name)
+    return cfg
+
+
+def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
+    """Every ``--set`` owner must be a registered model, and one of the run's for user sets."""
     for owner, _, _ in parse_set(list(cfg.overrides)):
+        if owner != "*":
+            MODELS.get(owner)  # unknown name -> error listing the known ones
+    for owner, _, _ in parse_set(list(user)):
         if owner != "*" and owner not in cfg.models:
             MODELS.get(owner)  # unknown name -> error listing the known ones
             raise ConfigError(f"--set {owner}.…: model {owner!r} is not in this run's models "
@@ -182,9 +193,7 @@ def run_bench(
     Raises:
         UserError: For unknown names, missing or corrupt data, and diverged training.
     """
-    for name in cfg.models:
-        MODELS.get(name)
-    check_overrides(cfg)
+    cfg = resolve_models(cfg)
     started = dt.datetime.now(dt.timezone.utc)
     data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
     log.info("data %s: %d train / %d val / %d test (%s)", data.name, len(data.train),

@@ -128,15 +128,13 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    from robustbnn.bench import model_config, run_bench
+    from robustbnn.bench import check_overrides, model_config, resolve_models, run_bench
     from robustbnn.cache import resolve_cache_dir
     from robustbnn.data import resolve_data_root
     from robustbnn.data import DATASETS
-    from robustbnn.models import MODELS
 
-    cfg = _bench_config(args)
-    for name in cfg.models:
-        MODELS.get(name)
+    cfg = resolve_models(_bench_config(args))
+    check_overrides(cfg, tuple(args.overrides))
     DATASETS.get(cfg.dataset)
     if args.print_config:
         payload = {"suite": args.suite, **dataclasses.asdict(cfg),
