@@ -51,3 +51,10 @@ def test_unimportable_plugin_is_a_clear_error(capsys: pytest.CaptureFixture[str]
     assert cli.main(["models", "--plugin", "no_such_module_xyz"]) == 1
     err = capsys.readouterr().err
     assert "--plugin no_such_module_xyz: cannot import it" in err
+
+
+def test_readme_shows_the_tested_plugin() -> None:
+    root = Path(__file__).resolve().parents[1]
+    code = (root / "tests" / "plugins" / "toy_plugin.py").read_text().split('"""', 2)[2].strip()
+    assert code in (root / "README.md").read_text()
+    assert len([line for line in code.splitlines() if line.strip()]) <= 22
