@@ -32,3 +32,7 @@ class ConfigError(UserError):
 
 class TrainingDivergedError(UserError):
     """The training loss became NaN or infinite; nothing was cached."""
+
+
+class ModelContractError(UserError, ValueError):
+    """A model's ``sample_logits`` broke the contract (shape, dtype, NaN/inf)."""

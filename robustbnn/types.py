@@ -7,6 +7,8 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import Tensor
 
+from robustbnn.errors import ModelContractError
+
 
 @runtime_checkable
 class BayesianClassifier(Protocol):
@@ -42,8 +44,8 @@ def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int
         ``out`` unchanged.
 
     Raises:
-        ValueError: Naming the model, the expected shape and the shape it got, or the
-            presence of NaN/inf.
+        ModelContractError: A ``ValueError`` naming the model, the expected shape and the
+            shape it got, or the presence of NaN/inf.
 
     Example:
         >>> check_sample_logits(torch.zeros(3, 5, 7), 3, torch.zeros(5, 2), 7, "toy").shape
@@ -52,11 +54,16 @@ def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int
     expected = (n_samples, x.shape[0], num_classes)
     if not isinstance(out, Tensor) or tuple(out.shape) != expected:
         got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
-        raise ValueError(
+        raise ModelContractError(
             f"model {name!r}: sample_logits must return shape (S, B, C) = {expected}, got {got}"
         )
     if not out.is_floating_point():
-        raise ValueError(f"model {name!r}: sample_logits returned dtype {out.dtype}, not float")
+        raise ModelContractError(
+            f"model {name!r}: sample_logits returned dtype {out.dtype}, not float")
     if not torch.isfinite(out).all():
-        raise ValueError(f"model {name!r}: sample_logits returned NaN or inf values")
+        bad = (~torch.isfinite(out)).sum().item()
+        raise ModelContractError(
+            f"model {name!r}: sample_logits returned {bad} NaN or inf values for a batch of "
+            f"{x.shape[0]} inputs in [{x.min().item():.3g}, {x.max().item():.3g}]; fix the "
+            f"model or leave it out with --models (models finished so far are cached)")
     return out

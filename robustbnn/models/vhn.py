@@ -61,6 +61,9 @@ class VHNConfig(MLPConfig):
     log_var_shift: float = 0.0  # added to the log a, log b biases at init; 0 = [CODE-CDN]
 
 
+LOG_VAR_LIMIT = 30.0  # exp(30) ~ 1e13: far beyond any trained variance, far below overflow
+
+
 class VHNLayer(nn.Module):
     """One layer with an input-dependent posterior MN(diag(d)·M₀, diag(a), diag(b)).
 
@@ -96,9 +99,15 @@ class VHNLayer(nn.Module):
             self.log_b.bias.add_(log_var_shift)
 
     def posterior(self, h: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        """The hypernet outputs d (*, r), log a (*, r), log b (*, c) for inputs h (*, in)."""
+        """The hypernet outputs d (*, r), log a (*, r), log b (*, c) for inputs h (*, in).
+
+        The log-variances are linear in the input, so inputs far from the data (large attack
+        steps, noise) can push them past float32's exp range; they are clamped to
+        ±``LOG_VAR_LIMIT``, which leaves every value seen on the data unchanged.
+        """
         z = F.relu(self.hyper(h))
-        return self.scale(z), self.log_a(z), self.log_b(z)
+        lim = LOG_VAR_LIMIT
+        return self.scale(z), self.log_a(z).clamp(-lim, lim), self.log_b(z).clamp(-lim, lim)
 
     def augment(self, h: Tensor) -> Tensor:
         """The input with the bias 1 appended, shape (*, r)."""
