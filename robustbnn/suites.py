@@ -53,7 +53,7 @@ QUICK_BUDGET = (
     "bbb_mixture.epochs=40", "bbb_mixture.lr=0.005",
     # Kristiadi's 784-100-10 with 20k iterations; lower initial variances converge in 50 epochs.
     "vhn.epochs=50", "vhn.lr=0.003", "vhn.log_var_shift=-3",
-    "mvn.epochs=30", "mvn.hidden=(400,400)", "mvn.kl_weight=0.0001",
+    "mvn.epochs=30", "mvn.hidden=(800,800)", "mvn.kl_weight=0.0001",
 )
 
 SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET))
