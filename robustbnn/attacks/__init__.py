@@ -1,8 +1,36 @@
-"""Attacks on Bayesian models; all input gradients go through ``_grad.mc_input_grad``."""
+"""Attacks on Bayesian models, registered in ``ATTACKS``; all gradients go through ``_grad``.
+
+Every attack is a frozen dataclass of hyper-parameters called as
+``attack(model, x, y, *, target=None, generator=None, name="model") -> x_adv``. The registry
+maps each attack's file name to its class; adding an attack takes one file and one line here.
+"""
 
 from __future__ import annotations
 
-from robustbnn.attacks._grad import mc_input_grad
-from robustbnn.attacks.fgsm import FGSM
+from robustbnn.attacks import sanity
+from robustbnn.attacks._grad import attack_labels, mc_input_grad, mc_loss
+from robustbnn.attacks.fgsm import EPS_GRIDS, FGSM, PRESETS, fgsm_grid
+from robustbnn.attacks.pgd import PGD
+from robustbnn.attacks.targeted_ifgsm import TargetedIFGSM, exclude_target, targeted_curve
+from robustbnn.registry import Registry
 
-__all__ = ["FGSM", "mc_input_grad"]
+ATTACKS = Registry[type]("attack")
+ATTACKS.register("fgsm", FGSM)
+ATTACKS.register("targeted_ifgsm", TargetedIFGSM)
+ATTACKS.register("pgd", PGD)
+
+__all__ = [
+    "ATTACKS",
+    "EPS_GRIDS",
+    "FGSM",
+    "PGD",
+    "PRESETS",
+    "TargetedIFGSM",
+    "attack_labels",
+    "exclude_target",
+    "fgsm_grid",
+    "mc_input_grad",
+    "mc_loss",
+    "sanity",
+    "targeted_curve",
+]

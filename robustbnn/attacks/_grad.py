@@ -1,4 +1,4 @@
-"""The one Monte Carlo input gradient every attack uses.
+"""The one Monte Carlo input gradient every attack uses, with the shared label policy.
 
 Two objectives differ for stochastic models (PITFALLS.md §1.2), so both are named:
 
@@ -7,8 +7,20 @@ Two objectives differ for stochastic models (PITFALLS.md §1.2), so both are nam
   (``loading_utils.MC_dropout``) codes differentiate.
 * ``"expected"``: (1/S) sum_s CE(f_s(x), y), the EOT gradient of torchattacks/AutoAttack.
 
+Which class the loss is about is the label policy, shared by every attack:
+
+* untargeted, ``label="true"``: ascend CE of the given labels (BHN);
+* untargeted, ``label="predicted"``: ascend CE of argmax p̄(x), the MC prediction (Li & Gal,
+  cleverhans ``fgsm``; avoids label leaking, Kurakin et al. 2017, arXiv:1611.01236);
+* targeted (``target`` given): descend CE of the target class, i.e. ascend log p̄(target | x)
+  (``"predictive"``) or (1/S) sum_s log p_s(target | x) (``"expected"``); ``label`` is unused.
+
+:func:`mc_input_grad` returns the gradient of the quantity to **ascend** in every case, so an
+attack step is always ``x + step * sign(grad)``.
+
 Losses are summed over the batch so a gradient does not scale with the batch size. Nothing
-here calls ``eval()`` or ``train()``: randomness comes only from ``sample_logits``.
+here switches the module mode: randomness comes only from ``sample_logits`` and the
+``generator`` passed to it.
 """
 
 from __future__ import annotations
@@ -22,18 +34,73 @@ from torch import Tensor
 from robustbnn.types import check_sample_logits
 
 OBJECTIVES = ("predictive", "expected")
+LABELS = ("true", "predicted")
 
 
-def mc_loss(logits: Tensor, y: Tensor, objective: str) -> Tensor:
-    """Summed cross-entropy of labels ``y`` (B,) under sampled ``logits`` (S, B, C)."""
+def check_options(objective: str | None = None, label: str | None = None) -> None:
+    """Raise ``ValueError`` for an unknown objective or label policy (``None`` = not checked)."""
+    if objective is not None and objective not in OBJECTIVES:
+        raise ValueError(f"unknown attack objective {objective!r}; known: {list(OBJECTIVES)}")
+    if label is not None and label not in LABELS:
+        raise ValueError(f"unknown label policy {label!r}; known: {list(LABELS)}")
+
+
+def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum") -> Tensor:
+    """Cross-entropy of labels ``y`` (B,) under sampled ``logits`` (S, B, C).
+
+    ``reduction="sum"`` gives a scalar; ``"none"`` gives one loss per example, shape (B,).
+    """
     n_samples = logits.shape[0]
     if objective == "predictive":
         logp = torch.logsumexp(F.log_softmax(logits, dim=-1), dim=0) - math.log(n_samples)
-        return F.nll_loss(logp, y, reduction="sum")
+        return F.nll_loss(logp, y, reduction=reduction)
     if objective == "expected":
         flat = logits.reshape(-1, logits.shape[-1])  # (S*B, C)
-        return F.cross_entropy(flat, y.repeat(n_samples), reduction="sum") / n_samples
+        per = F.cross_entropy(flat, y.repeat(n_samples), reduction="none")  # (S*B,)
+        per = per.reshape(n_samples, -1).mean(0)  # (B,)
+        return per.sum() if reduction == "sum" else per
     raise ValueError(f"unknown attack objective {objective!r}; known: {list(OBJECTIVES)}")
+
+
+def predicted_labels(logits: Tensor) -> Tensor:
+    """argmax of the MC predictive p̄ = mean_s softmax(logits_s), shape (B,), no gradient."""
+    return torch.softmax(logits.detach(), dim=-1).mean(0).argmax(-1)
+
+
+def as_target(target: Tensor | int, x: Tensor) -> Tensor:
+    """A target class per example, shape (B,), on ``x``'s device (an int is broadcast)."""
+    if isinstance(target, Tensor):
+        return target.to(device=x.device, dtype=torch.long).expand(x.shape[0])
+    return torch.full((x.shape[0],), int(target), dtype=torch.long, device=x.device)
+
+
+def attack_objective(
+    logits: Tensor,
+    y: Tensor,
+    *,
+    objective: str,
+    label: str = "true",
+    target: Tensor | int | None = None,
+    reduction: str = "sum",
+) -> Tensor:
+    """The quantity an attack ascends, from sampled ``logits`` (S, B, C).
+
+    Untargeted: CE of ``y`` (``label="true"``) or of :func:`predicted_labels` of the same
+    logits (``label="predicted"``). Targeted: minus the CE of ``target``.
+    """
+    check_options(objective, label)
+    if target is not None:
+        return -mc_loss(logits, as_target(target, y), objective, reduction=reduction)
+    if label == "predicted":
+        y = predicted_labels(logits)
+    return mc_loss(logits, y, objective, reduction=reduction)
+
+
+def _sample(model: torch.nn.Module, x: Tensor, n_samples: int,
+            generator: torch.Generator | None, name: str) -> Tensor:
+    """``model.sample_logits`` checked at the boundary, (S, B, C)."""
+    logits = model.sample_logits(x, n_samples, generator=generator)
+    return check_sample_logits(logits, n_samples, x, model.num_classes, name)
 
 
 def mc_input_grad(
@@ -43,28 +110,81 @@ def mc_input_grad(
     *,
     n_samples: int,
     objective: str = "predictive",
+    label: str = "true",
+    target: Tensor | int | None = None,
     generator: torch.Generator | None = None,
     name: str = "model",
 ) -> Tensor:
-    """Gradient of the MC cross-entropy of ``y`` with respect to the input.
+    """Gradient with respect to the input of the MC attack objective (the quantity to ascend).
+
+    One call draws ``n_samples`` posterior samples from ``generator``. With
+    ``label="predicted"`` the label is the argmax of the predictive of those same draws, as in
+    Li & Gal's graph, where cleverhans took the label from the tensor it differentiated.
 
     Args:
         model: A registry model.
         x: Inputs in [0, 1], shape (B, *).
-        y: Labels whose loss to differentiate, shape (B,) (true, predicted or target).
+        y: True labels, shape (B,); unused when ``label="predicted"`` or ``target`` is given.
         n_samples: S_attack, the posterior samples in the estimate.
         objective: ``"predictive"`` or ``"expected"`` (see module docstring).
+        label: ``"true"`` or ``"predicted"``: the class an untargeted attack moves away from.
+        target: Target class per example, shape (B,), or one int; ``None`` = untargeted.
         generator: Source of the attack's posterior samples.
         name: Model name for contract errors.
 
     Returns:
-        d loss / d x, shape (B, *).
+        d objective / d x, shape (B, *): +grad CE(label) untargeted, +grad log p̄(target)
+        targeted.
+
+    Raises:
+        ValueError: For an unknown ``objective`` or ``label``.
     """
-    if objective not in OBJECTIVES:
-        raise ValueError(f"unknown attack objective {objective!r}; known: {list(OBJECTIVES)}")
+    check_options(objective, label)
     x = x.detach().requires_grad_(True)
     with torch.enable_grad():
-        logits = model.sample_logits(x, n_samples, generator=generator)  # (S, B, C)
-        check_sample_logits(logits, n_samples, x, model.num_classes, name)
-        (grad,) = torch.autograd.grad(mc_loss(logits, y, objective), x)
+        logits = _sample(model, x, n_samples, generator, name)  # (S, B, C)
+        value = attack_objective(logits, y, objective=objective, label=label, target=target)
+        (grad,) = torch.autograd.grad(value, x)
     return grad
+
+
+def attack_labels(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    label: str,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+    name: str = "model",
+) -> Tensor:
+    """Labels an iterative untargeted attack keeps fixed: ``y`` or the MC prediction on ``x``.
+
+    Iterative attacks resolve ``label="predicted"`` once on the clean input (as cleverhans'
+    ``BasicIterativeMethod`` does); re-predicting at every step would chase the adversarial
+    class once the prediction flips. Draws ``n_samples`` samples from ``generator`` only when
+    ``label="predicted"``.
+    """
+    check_options(label=label)
+    if label == "true":
+        return y
+    with torch.no_grad():
+        return predicted_labels(_sample(model, x, n_samples, generator, name))
+
+
+def mc_objective_per_example(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    n_samples: int,
+    objective: str,
+    target: Tensor | int | None = None,
+    generator: torch.Generator | None = None,
+    name: str = "model",
+) -> Tensor:
+    """The attack objective (CE of ``y``, or log p̄(target)) per example, shape (B,), no grad."""
+    with torch.no_grad():
+        logits = _sample(model, x, n_samples, generator, name)
+        return attack_objective(logits, y, objective=objective, target=target,
+                                reduction="none")

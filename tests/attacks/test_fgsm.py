@@ -91,3 +91,40 @@ def test_unknown_options_raise() -> None:
         FGSM(eps=0.1, objective="eot")(model, x, y)
     with pytest.raises(ValueError, match="unknown label policy 'gold'"):
         FGSM(eps=0.1, label="gold")(model, x, y)
+
+
+def test_paper_grids_and_presets() -> None:
+    from robustbnn.attacks import EPS_GRIDS, PRESETS, fgsm_grid
+
+    assert len(EPS_GRIDS["bhn"]) == 20 and EPS_GRIDS["bhn"][0] == 0.001
+    assert EPS_GRIDS["bhn"][-1] == 0.5
+    assert EPS_GRIDS["ligal"] == tuple(round(x, 2) for x in
+                                       torch.arange(0, 0.501, 0.02, dtype=torch.float64).tolist())
+    assert len(EPS_GRIDS["ligal"]) == 26 and EPS_GRIDS["ligal"][-1] == 0.5
+    bhn = fgsm_grid("bhn")
+    assert [a.eps for a in bhn] == list(EPS_GRIDS["bhn"])
+    assert {(a.n_samples, a.label, a.clip) for a in bhn} == {(1, "true", False)}
+    ligal = fgsm_grid("ligal", n_samples=32)
+    assert {(a.n_samples, a.label, a.clip) for a in ligal} == {(32, "predicted", True)}
+    assert set(PRESETS) == set(EPS_GRIDS)
+    with pytest.raises(KeyError, match="unknown FGSM preset 'madry'; known: \\['bhn', 'ligal'\\]"):
+        fgsm_grid("madry")
+
+
+def test_targeted_fgsm_closed_form() -> None:
+    model = _linear()
+    x, y, t = torch.rand(5, 1, 6, 7), torch.arange(5), torch.tensor([6, 6, 5, 5, 0])
+    p = torch.softmax(x.flatten(1) @ model.weight + model.bias, -1)
+    # d log p_t / d x = W (onehot_t - p)
+    grad = ((F.one_hot(t, 7) - p) @ model.weight.T).detach().reshape_as(x)
+    expected = (x + 0.05 * grad.sign()).clamp(0, 1)
+    torch.testing.assert_close(FGSM(eps=0.05)(model, x, y, target=t), expected, rtol=0, atol=0)
+
+
+def test_direction_matches_call() -> None:
+    model = build("mc_dropout")
+    x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
+    attack = FGSM(eps=0.2, n_samples=3, label="predicted", clip=False)
+    d = attack.direction(model, x, y, generator=torch.Generator().manual_seed(0), name="m")
+    x_adv = attack(model, x, y, generator=torch.Generator().manual_seed(0), name="m")
+    torch.testing.assert_close(x_adv, x + 0.2 * d, rtol=0, atol=0)

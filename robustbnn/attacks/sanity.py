@@ -1,0 +1,239 @@
+"""Sanity checks of an attack evaluation, from the checklist of Carlini et al. 2019.
+
+References:
+    Carlini, Athalye, Papernot, Brendel, Rauber, Tsipras, Goodfellow, Madry & Kurakin,
+    "On Evaluating Adversarial Robustness", 2019, arXiv:1902.06705: zero gradients, accuracy
+    monotone in the perturbation budget, white-box beats random noise, and "verify that
+    attacks succeed if randomness is assigned to one fixed value" (PITFALLS.md §1.1, §1.6,
+    §1.8). AutoAttack's ``checks.py`` flags zero gradients the same way.
+
+Each check is a pure function returning a :class:`Check`: a value, a pass flag, and the
+numbers behind it. Attacks are called with the attack generator, evaluations draw from the
+evaluation generator, and nothing switches the module mode.
+
+Example:
+    >>> accuracy_monotone([0.0, 0.1, 0.2], [0.9, 0.5, 0.75])
+    Check(value=0.25, passed=False, detail={'max_rise': 0.25})
+    >>> accuracy_monotone([0.0, 0.1, 0.2], [0.9, 0.5, 0.75], tol=0.3).passed
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.attacks._grad import mc_input_grad
+from robustbnn.predict import sample_probs
+
+__all__ = [
+    "Check",
+    "FrozenSample",
+    "accuracy_monotone",
+    "beats_random_noise",
+    "fixed_randomness_succeeds",
+    "gradient_nonzero",
+]
+
+Attack = Callable[..., Tensor]  # an ATTACKS instance: attack(model, x, y, *, generator, name)
+
+
+class Check(NamedTuple):
+    """The outcome of a sanity check.
+
+    Attributes:
+        value: The checked quantity (see each function).
+        passed: Whether the check passed.
+        detail: The numbers behind ``value``.
+    """
+
+    value: float
+    passed: bool
+    detail: dict[str, float]
+
+
+def gradient_nonzero(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    n_samples: int = 1,
+    objective: str = "predictive",
+    generator: torch.Generator | None = None,
+    name: str = "model",
+    min_fraction: float = 1.0,
+) -> Check:
+    """Fraction of examples whose MC input gradient is not identically zero.
+
+    A zero gradient means the attack cannot move (saturated softmax, masked gradients).
+
+    Args:
+        model: A registry model.
+        x: Inputs in [0, 1], shape (B, *).
+        y: Labels, shape (B,).
+        n_samples: S_attack of the gradient.
+        objective: ``"predictive"`` or ``"expected"``.
+        generator: Source of the posterior samples.
+        name: Model name for contract errors.
+        min_fraction: Pass when the fraction is at least this (AutoAttack: every example).
+
+    Returns:
+        ``Check(fraction, fraction >= min_fraction, {"n_zero": ...})``.
+    """
+    grad = mc_input_grad(model, x, y, n_samples=n_samples, objective=objective,
+                         generator=generator, name=name)
+    nonzero = (grad.flatten(1) != 0).any(1)  # (B,)
+    fraction = float(nonzero.double().mean())
+    return Check(fraction, fraction >= min_fraction, {"n_zero": float((~nonzero).sum())})
+
+
+def accuracy_monotone(eps: Sequence[float], acc: Sequence[float], tol: float = 0.0) -> Check:
+    """Whether accuracy does not rise with the budget by more than ``tol``.
+
+    Args:
+        eps: Perturbation budgets, any order.
+        acc: Accuracy at each budget.
+        tol: Allowed rise (MC evaluation noise).
+
+    Returns:
+        ``Check(max_rise, max_rise <= tol)``, where ``max_rise`` is the largest accuracy at a
+        budget minus the lowest accuracy at any smaller budget (0 for a non-increasing curve).
+
+    Raises:
+        ValueError: If the lengths differ or the sequences are empty.
+    """
+    if len(eps) != len(acc) or not eps:
+        raise ValueError(f"eps and acc need the same non-zero length, got {len(eps)} and "
+                         f"{len(acc)}")
+    ordered = [a for _, a in sorted(zip(eps, acc, strict=True), key=lambda p: p[0])]
+    rise, low = 0.0, ordered[0]
+    for a in ordered[1:]:
+        rise, low = max(rise, a - low), min(low, a)
+    return Check(rise, rise <= tol, {"max_rise": rise})
+
+
+def _accuracy(model: torch.nn.Module, x: Tensor, y: Tensor, s_eval: int,
+              generator: torch.Generator | None, name: str) -> float:
+    """Accuracy of the MC predictive with ``s_eval`` samples from ``generator``."""
+    probs = sample_probs(model, x, s_eval, generator=generator, name=name)
+    return float((probs.mean(0).argmax(-1) == y).double().mean())
+
+
+def beats_random_noise(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    attack: Attack,
+    *,
+    s_eval: int,
+    attack_generator: torch.Generator | None,
+    eval_generator: torch.Generator | None,
+    name: str = "model",
+    tol: float = 0.0,
+) -> Check:
+    """Whether the white-box attack is at least as strong as random sign noise of its size.
+
+    The noise is x + eps * r, r uniform in {-1, +1} per pixel (drawn from
+    ``attack_generator``), clipped to [0, 1] unless the attack has ``clip=False``. Both are
+    evaluated with ``s_eval`` fresh samples from ``eval_generator``.
+
+    Args:
+        model: A registry model.
+        x: Inputs in [0, 1], shape (B, *).
+        y: Labels, shape (B,).
+        attack: An attack with an ``eps`` field (e.g. ``FGSM``, ``PGD``).
+        s_eval: S_eval.
+        attack_generator: Source of the attack's samples and of the noise.
+        eval_generator: Source of the evaluation's samples.
+        name: Model name for contract errors.
+        tol: Allowed excess of attacked over noisy accuracy (MC evaluation noise).
+
+    Returns:
+        ``Check(noise_acc - attack_acc, attack_acc <= noise_acc + tol, {...})``.
+
+    Raises:
+        ValueError: If the attack has no ``eps`` (e.g. an unbounded targeted attack).
+    """
+    eps = getattr(attack, "eps", None)
+    if eps is None:
+        raise ValueError(f"beats_random_noise needs an attack with an eps budget, got {attack}")
+    x_adv = attack(model, x, y, generator=attack_generator, name=name)
+    sign = torch.randint(0, 2, x.shape, generator=attack_generator, device=x.device)
+    x_noise = x + eps * (2 * sign - 1).to(x.dtype)
+    if getattr(attack, "clip", True):
+        x_noise = x_noise.clamp(0.0, 1.0)
+    adv = _accuracy(model, x_adv, y, s_eval, eval_generator, name)
+    noise = _accuracy(model, x_noise, y, s_eval, eval_generator, name)
+    return Check(noise - adv, adv <= noise + tol,
+                 {"attack_accuracy": adv, "noise_accuracy": noise, "eps": float(eps)})
+
+
+class FrozenSample(nn.Module):
+    """One frozen posterior sample of ``model``: randomness assigned to one fixed value.
+
+    Every ``sample_logits`` call replays the generator state captured at construction (the
+    ``generator`` passed to the call is ignored) and returns that one draw ``S`` times. For
+    models that sample weights this is one deterministic member; for per-example noise such
+    as dropout masks the draw depends on the batch size and an example's position, which the
+    attack and its evaluation share as long as they pass the same batch.
+
+    Args:
+        model: A registry model.
+        generator: Its current state is the frozen randomness (the generator is not advanced).
+    """
+
+    def __init__(self, model: torch.nn.Module, generator: torch.Generator) -> None:
+        super().__init__()
+        self.model = model
+        self.num_classes = model.num_classes
+        self._device = generator.device
+        self._state = generator.get_state()
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        """The frozen draw's logits repeated ``n_samples`` times, (S, B, C)."""
+        replay = torch.Generator(device=self._device)
+        replay.set_state(self._state)
+        logits = self.model.sample_logits(x, 1, generator=replay)  # (1, B, C)
+        return logits.expand(n_samples, *logits.shape[1:])
+
+
+def fixed_randomness_succeeds(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    attack: Attack,
+    *,
+    member: torch.Generator,
+    attack_generator: torch.Generator | None = None,
+    name: str = "model",
+    min_drop: float = 0.0,
+) -> Check:
+    """Whether the attack lowers accuracy when the randomness is fixed to one sample.
+
+    Attacks and evaluates :class:`FrozenSample` ``(model, member)``, a deterministic member,
+    so evaluation needs one forward pass and no evaluation generator. If this fails, a
+    failure against the stochastic model says nothing about robustness.
+
+    Args:
+        model: A registry model.
+        x: Inputs in [0, 1], shape (B, *).
+        y: Labels, shape (B,).
+        attack: An attack instance.
+        member: Generator whose current state picks the frozen sample (not advanced).
+        attack_generator: Source of the attack's own randomness (e.g. PGD random starts).
+        name: Model name for contract errors.
+        min_drop: Pass when clean minus attacked accuracy exceeds this.
+
+    Returns:
+        ``Check(clean_acc - attack_acc, drop > min_drop, {...})``.
+    """
+    frozen = FrozenSample(model, member)
+    clean = _accuracy(frozen, x, y, 1, None, name)
+    x_adv = attack(frozen, x, y, generator=attack_generator, name=name)
+    adv = _accuracy(frozen, x_adv, y, 1, None, name)
+    return Check(clean - adv, clean - adv > min_drop,
+                 {"clean_accuracy": clean, "attack_accuracy": adv})
