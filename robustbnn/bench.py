@@ -163,7 +163,7 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
                       label=cfg.attack_label, clip=cfg.attack_clip)
         rows += fgsm_rows(
             model, x, y, eps_grid=cfg.eps, attack=attack, s_eval=cfg.s_eval, name=name,
-            seed=cfg.seed, dataset=data.name,
+            seed=cfg.seed, dataset=data.name, clean_scores=scores_in,
             attack_generator=make_generator(device, cfg.seed, name, "attack", str(s_attack)),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "fgsm", str(s_attack)))
     for ood in cfg.ood:

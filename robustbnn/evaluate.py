@@ -48,12 +48,16 @@ def fgsm_rows(
     name: str,
     seed: int,
     dataset: str,
+    clean_scores: dict[str, np.ndarray] | None = None,
 ) -> list[Result]:
-    """FGSM accuracy and mean uncertainty for every step size in ``eps_grid``.
+    """FGSM accuracy, mean uncertainty and detection AUROCs for every step size in ``eps_grid``.
 
     The single-step FGSM direction does not depend on eps, so one MC gradient (with
     ``attack.n_samples`` samples) serves the whole grid; each eps is then evaluated with
-    ``s_eval`` fresh samples.
+    ``s_eval`` fresh samples. Per measure, ``adversary_detection`` is the AUROC of clean test
+    points (0) against their adversarial versions (1) and ``error_detection`` the AUROC of
+    misclassified (1) against correct (0) adversarial points (omitted when all are one kind).
+    The ``gradient_nonzero`` row is the fraction of examples whose gradient sign is not all 0.
     """
     batch = max(1, ATTACK_ROWS_PER_CHUNK // attack.n_samples)
     direction = torch.cat([
@@ -61,7 +65,9 @@ def fgsm_rows(
                          name=name)
         for i in range(0, x.shape[0], batch)
     ])  # sign of the gradient, (B, *)
-    rows = []
+    base = setting(S_attack=attack.n_samples, objective=attack.objective, label=attack.label)
+    nonzero = direction.flatten(1).abs().sum(1).gt(0).double().mean().item()
+    rows = [Result(name, seed, "fgsm_sanity", dataset, base, "", "gradient_nonzero", nonzero)]
     for eps in eps_grid:
         x_adv = x + eps * direction
         if attack.clip:
@@ -69,11 +75,19 @@ def fgsm_rows(
         probs = sample_probs(model, x_adv, s_eval, generator=eval_generator, name=name)
         knobs = setting(eps=float(eps), S_attack=attack.n_samples, S_eval=s_eval,
                         objective=attack.objective, label=attack.label, clip=attack.clip)
-        rows.append(Result(name, seed, "fgsm", dataset, knobs, "", "accuracy",
-                           accuracy(probs.mean(0), y)))
+        wrong = (probs.mean(0).argmax(-1) != y).double().cpu().numpy()
+        rows.append(Result(name, seed, "fgsm", dataset, knobs, "", "accuracy", 1 - wrong.mean()))
         for measure, score in uncertainty_scores(probs).items():
             rows.append(Result(name, seed, "fgsm", dataset, knobs, measure, "mean_uncertainty",
                                float(score.mean())))
+            if clean_scores is not None:
+                labels = np.r_[np.zeros(len(score)), np.ones(len(score))]
+                rows.append(Result(name, seed, "fgsm", dataset, knobs, measure,
+                                   "adversary_detection",
+                                   auroc(labels, np.r_[clean_scores[measure], score])))
+            if 0 < wrong.sum() < len(wrong):
+                rows.append(Result(name, seed, "fgsm", dataset, knobs, measure,
+                                   "error_detection", auroc(wrong, score)))
     return rows
 
 

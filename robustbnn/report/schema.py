@@ -15,7 +15,10 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     "aupr_in": True,
     "aupr_out": True,
     "fpr_at_95_tpr": False,
-    "mean_uncertainty": True,  # under attack, a model should notice (higher = more uncertain)
+    "mean_uncertainty": True,
+    "adversary_detection": True,
+    "error_detection": True,
+    "gradient_nonzero": True,  # under attack, a model should notice (higher = more uncertain)
     "seconds": False,
 }
 
