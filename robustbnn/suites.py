@@ -54,6 +54,10 @@ QUICK_BUDGET = (
     # Kristiadi's 784-100-10 with 20k iterations; lower initial variances converge in 50 epochs.
     "vhn.epochs=50", "vhn.lr=0.003", "vhn.log_var_shift=-3",
     "mvn.epochs=30", "mvn.hidden=(800,800)", "mvn.kl_weight=0.0001",
+    # The BHN code's default primary net has one hidden layer; its MNIST launcher uses 800.
+    "bhn_iaf.hidden=(800,)", "bhn_iaf.epochs=20",
+    "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=20",
+    "bhn_full.epochs=50", "bhn_full.flow_hidden=8",
 )
 
 SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET))

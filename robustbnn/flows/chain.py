@@ -29,11 +29,24 @@ class FlowChain(nn.Module):
             logdet = logdet + step
         return z, logdet
 
+    def output_index(self, dim: int) -> Tensor:
+        """For each of the ``dim`` output coordinates, the input coordinate routed to it.
+
+        Only the permutations move coordinates; the couplings and IAF steps start near the
+        identity, so at initialisation output i ≈ input ``output_index(dim)[i]``. Used by
+        data-dependent initialisation.
+        """
+        index = torch.arange(dim)
+        for layer in self.layers:
+            if isinstance(layer, Permutation):
+                index = index[layer.perm.cpu()]  # z' = z[..., π]
+        return index
+
 
 def build_flow(kind: str, dim: int, steps: int, hidden: int = 200, *,
                coupling_weight_norm: bool = False,
                generator: torch.Generator | None = None) -> FlowChain:
-    """The hypernet's flow after its :class:`~robustbnn.flows.LinearFlow`.
+    """The hypernet's flow: its layers other than the :class:`~robustbnn.flows.LinearFlow`.
 
     Args:
         kind: ``"iaf"``: ``steps`` IAF steps, each with its own random ordering;

@@ -14,7 +14,7 @@ _LOG_2PI = math.log(2 * math.pi)
 
 
 class Hypernet(nn.Module):
-    """θ = h(ε) with ε ~ N(0, I_D) and h = flow ∘ LinearFlow; log q(θ) by change of variables.
+    """θ = h(ε), ε ~ N(0, I_D), h = flow ∘ LinearFlow; log q(θ) by change of variables.
 
     log q(θ) = log N(ε; 0, I) − log|det ∂h/∂ε| (Krueger et al. eq. 6). With ``steps=0`` q is
     the factorised Gaussian N(b, diag((exp(w) + δ)²)) of the LinearFlow.
@@ -26,22 +26,30 @@ class Hypernet(nn.Module):
         hidden: Hidden units of each flow step.
         log_scale_mean: Mean of the LinearFlow's initial log-scale w (−7 [CODE]).
         coupling_weight_norm: Weight-normalise RealNVP couplings.
+        linear_last: Apply the flow to the noise first and the LinearFlow last,
+            θ = b + (exp(w) + δ) ⊙ flow(ε), so the flow shapes only the noise around the
+            mean b. The BHN code puts the LinearFlow first (the default).
         generator: Source of every random draw at construction.
     """
 
     def __init__(self, dim: int, kind: str, steps: int, hidden: int = 200, *,
                  log_scale_mean: float = -7.0, coupling_weight_norm: bool = False,
+                 linear_last: bool = False,
                  generator: torch.Generator | None = None) -> None:
         super().__init__()
-        self.dim = dim
+        self.dim, self.linear_last = dim, linear_last
         self.linear = LinearFlow(dim, generator=generator, log_scale_mean=log_scale_mean)
         self.flow = build_flow(kind, dim, steps, hidden,
                                coupling_weight_norm=coupling_weight_norm, generator=generator)
 
     def forward(self, eps: Tensor) -> tuple[Tensor, Tensor]:
         """Parameters θ = h(ε), shape (..., D), and log q(θ), shape (...)."""
-        z, logdet = self.linear(eps)
-        z, more = self.flow(z)
+        if self.linear_last:
+            z, more = self.flow(eps)
+            z, logdet = self.linear(z)
+        else:
+            z, logdet = self.linear(eps)
+            z, more = self.flow(z)
         log_noise = -0.5 * eps.square().sum(-1) - 0.5 * self.dim * _LOG_2PI
         return z, log_noise - logdet - more
 

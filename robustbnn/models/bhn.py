@@ -15,6 +15,12 @@ and in ``predict_proba``, and attacks the unclipped output ``y_unclipped`` [CODE
 Here the clip is applied in :meth:`BayesianHypernetMLP.loss` only; :meth:`sample_logits`
 returns unclipped logits, which is what the attacks and the harness consume.
 
+Where this differs from the authors' code (``MLPWeightNorm_BHN``): the data-dependent init
+uses the first training minibatch and follows the RealNVP permutations (see
+:meth:`BayesianHypernetMLP.init_from_data_`); the RealNVP couplings are weight-normalised by
+default, as the paper's text recommends (``coupling_wn=False`` gives the code's layer); the KL
+estimate keeps the constant-in-θ term log N(ε), which does not change any gradient.
+
 References:
     Krueger, Huang, Islam, Turner, Lacoste & Courville, "Bayesian Hypernetworks",
     arXiv:1710.04759, 2017. PROTOCOLS.md §1.1–1.3; code ``CW-Huang/BayesianHypernet``
@@ -44,7 +50,7 @@ class BHNConfig(MLPConfig):
     hidden: tuple[int, ...] = (800, 800)  # MNIST-5000 (A): 2 hidden layers of 800 [SEED §4.2]
     coupling: int = 8  # IAF steps / RealNVP couplings; 8 in Table 1 & Fig. 3 [SEED §4.2]
     flow_hidden: int = 200  # ReLU units of each MADE / coupling MLP [SEED §4]
-    coupling_wn: bool = True  # RealNVP only: weight-normed couplings [SEED §3.3; CODE --coupledWN]
+    coupling_wn: bool = True  # RealNVP: WN couplings [SEED §3.3]; False = MLPWeightNorm_BHN
     prior_std: float = 1.0  # p(g) = N(0, 1) [SEED §4; CODE lbda = 1]
     prob_clip: float = 0.001  # softmax clipped to (0.001, 0.999) in the loss [SEED §3.3]
     init_log_scale: float = -7.0  # LinearFlow w ~ N(-7, 0.01²): q starts at std ≈ 0.002 [CODE]
@@ -231,14 +237,17 @@ class BayesianHypernetMLP(HypernetClassifier):
     def init_from_data_(self, x: Tensor) -> None:
         """Data-dependent init from one batch, so that every unit starts standardised.
 
-        With g = b, the LinearFlow shift (its output at ε = 0), b is multiplied by 1/std of
-        g·(x·v̂) and the primary biases are set to −mean/std [CODE ``Base_BHN._init_pnet``,
-        which uses the last 64 training examples; ``fit`` calls :meth:`loss` on a random
-        minibatch first, and that batch is used here]. Exact for 0 flow steps; the flows
-        start near the identity (weights ~1e-4), so it is nearly exact with them.
+        With g = b, the LinearFlow shift (its output at ε = 0) routed through the flow's
+        permutations, b is multiplied by 1/std of g·(x·v̂) and the primary biases are set to
+        −mean/std [CODE ``Base_BHN._init_pnet``, which uses the last 64 training examples;
+        ``fit`` calls :meth:`loss` on a random minibatch first, and that batch is used here].
+        Exact for 0 flow steps; the couplings and IAF steps start near the identity (weights
+        ~1e-4), so it is nearly exact with them. (The BHN code rescales b without undoing the
+        RealNVP permutations, which scrambles the init across units; this does not.)
         """
         shift = self.hypernet.linear.shift
-        shift.mul_(self.primary.init_from_data_(x, shift))
+        index = self.hypernet.flow.output_index(len(shift)).to(shift.device)
+        shift[index] *= self.primary.init_from_data_(x, shift[index])
         self.needs_init.fill_(False)
 
     def loss(

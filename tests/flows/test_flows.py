@@ -173,6 +173,20 @@ def test_masked_wn_linear_rows_have_norm_gain_and_empty_rows_are_zero() -> None:
     assert (layer.direction.grad[mask] != 0).all()
 
 
+def test_output_index_follows_the_permutations() -> None:
+    flow = build_flow("realnvp", D, 4, 8, generator=_gen(0))  # 3 permutations
+    z = torch.randn(2, D)
+    index = flow.output_index(D)
+    out = z
+    for layer in flow.layers:
+        if isinstance(layer, Permutation):
+            out = layer(out)[0]
+    torch.testing.assert_close(out, z[:, index])
+    torch.testing.assert_close(flow(z)[0], z[:, index], rtol=0, atol=0.05)  # near identity
+    torch.testing.assert_close(build_flow("iaf", D, 2, generator=_gen(0)).output_index(D),
+                               torch.arange(D))
+
+
 def test_permutation_is_not_identity_and_has_zero_logdet() -> None:
     perm = Permutation(D, generator=_gen(0))
     assert sorted(perm.perm.tolist()) == list(range(D))
@@ -183,9 +197,11 @@ def test_permutation_is_not_identity_and_has_zero_logdet() -> None:
     torch.testing.assert_close(logdet, torch.zeros(2))
 
 
-def test_hypernet_log_q_is_the_change_of_variables_density() -> None:
+@pytest.mark.parametrize("linear_last", [False, True])
+def test_hypernet_log_q_is_the_change_of_variables_density(linear_last: bool) -> None:
     for kind in ("iaf", "realnvp"):
-        net = _randomise_(Hypernet(D, kind, 2, 8, generator=_gen(0)), scale=0.3).double()
+        net = Hypernet(D, kind, 2, 8, linear_last=linear_last, generator=_gen(0))
+        net = _randomise_(net, scale=0.3).double()
         eps = torch.randn(3, D, generator=_gen(4), dtype=torch.float64)
         theta, log_q = net(eps)
         for i in range(3):
