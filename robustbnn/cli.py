@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
                            "model of a suite, then measure clean accuracy, FGSM robustness "
                            "and OOD detection; write a leaderboard.")
     bench.add_argument("--suite", default="default",
-                       help="named config: default (embedded MNIST, ~15 min on 2 CPU cores), "
+                       help="named config: default (embedded MNIST, every model, ~8 min on 2 CPU cores), "
                        "smoke (seconds); see --print-config")
     bench.add_argument("--models", type=_split_names, metavar="A,B",
                        help="comma-separated model names (default: the suite's)")
