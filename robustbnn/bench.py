@@ -167,8 +167,6 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
             attack_generator=make_generator(device, cfg.seed, name, "attack", str(s_attack)),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "fgsm", str(s_attack)))
     for ood in cfg.ood:
-        if ood not in OOD_SETS:
-            raise ConfigError(f"unknown OOD set {ood!r}; known: {sorted(OOD_SETS)}")
         x_ood = OOD_SETS[ood](cfg.n_ood, seed=cfg.seed, shape=tuple(x.shape[1:])).to(device)
         probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
                                  generator=make_generator(device, cfg.seed, name, "eval", ood))
@@ -194,6 +192,9 @@ def run_bench(
         UserError: For unknown names, missing or corrupt data, and diverged training.
     """
     cfg = resolve_models(cfg)
+    unknown = [ood for ood in cfg.ood if ood not in OOD_SETS]
+    if unknown:  # before any training, so a typo costs nothing
+        raise ConfigError(f"unknown OOD set {unknown[0]!r}; known: {sorted(OOD_SETS)}")
     started = dt.datetime.now(dt.timezone.utc)
     data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
     log.info("data %s: %d train / %d val / %d test (%s)", data.name, len(data.train),
