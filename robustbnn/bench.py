@@ -17,15 +17,17 @@ import torch
 from tqdm.auto import tqdm
 
 from robustbnn import __version__, cache
-from robustbnn.attacks import FGSM
+from robustbnn.attacks import FGSM, TargetedIFGSM
 from robustbnn.config import override, parse_set
 from robustbnn.data import DataBundle, Split, load_dataset
 from robustbnn.data.noise import gaussian_noise, uniform_noise
 from robustbnn.errors import ConfigError
-from robustbnn.evaluate import clean_rows, fgsm_rows, ood_rows, uncertainty_scores
+from robustbnn.evaluate import (clean_rows, fgsm_rows, ood_rows, sanity_rows, targeted_rows,
+                                uncertainty_scores)
 from robustbnn.models import MODELS, BayesianModule
 from robustbnn.predict import sample_probs
 from robustbnn.report import leaderboard as lb
+from robustbnn.report.figures import write_figures
 from robustbnn.report.schema import Result
 from robustbnn.report.store import write_json, write_results, write_text_atomic
 from robustbnn.suites import BenchConfig
@@ -79,6 +81,10 @@ def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
 
 def _head(split: Split, n: int) -> Split:
     return split if n <= 0 or n >= len(split) else Split(split.x[:n], split.y[:n])
+
+
+def _first(x: torch.Tensor, y: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return (x, y) if n <= 0 else (x[:n], y[:n])
 
 
 def _to(split: Split, device: torch.device) -> Split:
@@ -147,6 +153,7 @@ def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: to
 def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
               cache_dir: Path | None, progress: bool) -> tuple[list[Result], dict]:
     """Fit or load one model and run every evaluation task on it."""
+    spec = MODELS.get(name)
     model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
                               device=device, cache_dir=cache_dir, progress=progress)
     info["parameters"] = sum(p.numel() for p in model.parameters())
@@ -161,11 +168,29 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
     for s_attack in cfg.s_attack:
         attack = FGSM(eps=0.0, n_samples=s_attack, objective=cfg.attack_objective,
                       label=cfg.attack_label, clip=cfg.attack_clip)
-        rows += fgsm_rows(
+        fgsm = fgsm_rows(
             model, x, y, eps_grid=cfg.eps, attack=attack, s_eval=cfg.s_eval, name=name,
             seed=cfg.seed, dataset=data.name, clean_scores=scores_in,
             attack_generator=make_generator(device, cfg.seed, name, "attack", str(s_attack)),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "fgsm", str(s_attack)))
+        rows += fgsm
+        rows += sanity_rows(
+            model, *_first(x, y, cfg.n_sanity),
+            attack=dataclasses.replace(attack, eps=cfg.sanity_eps),
+            fgsm=fgsm,
+            s_eval=cfg.s_eval, name=name, seed=cfg.seed, dataset=data.name,
+            attack_generator=make_generator(device, cfg.seed, name, "sanity", str(s_attack)),
+            eval_generator=make_generator(device, cfg.seed, name, "eval", "sanity", str(s_attack)),
+            member_generator=make_generator(device, cfg.seed, name, "member"))
+    targeted = TargetedIFGSM(step_size=cfg.targeted_step_size, steps=cfg.targeted_steps,
+                             n_samples=cfg.targeted_s_attack if spec.stochastic else 1,
+                             objective=cfg.attack_objective, checkpoint_every=cfg.targeted_every)
+    if cfg.targeted_steps > 0:
+        rows += targeted_rows(
+            model, *_first(x, y, cfg.n_targeted), attack=targeted, s_eval=cfg.s_eval, name=name,
+            seed=cfg.seed, dataset=data.name,
+            attack_generator=make_generator(device, cfg.seed, name, "attack", "targeted"),
+            eval_generator=make_generator(device, cfg.seed, name, "eval", "targeted"))
     for ood in cfg.ood:
         x_ood = OOD_SETS[ood](cfg.n_ood, seed=cfg.seed, shape=tuple(x.shape[1:])).to(device)
         probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
@@ -186,7 +211,7 @@ def run_bench(
     progress: bool = True,
     argv: list[str] | None = None,
 ) -> list[Result]:
-    """Run the whole bench and write ``results.csv/.jsonl``, ``run.json``, ``leaderboard.md``.
+    """Run the bench; write ``results.csv/.jsonl``, ``run.json``, ``leaderboard.md``, figures.
 
     Raises:
         UserError: For unknown names, missing or corrupt data, and diverged training.
@@ -210,7 +235,9 @@ def run_bench(
         info["seconds"] = time.perf_counter() - t0
         rows += model_rows
         models[name] = info
-    table = lb.leaderboard(write_results(out_dir, rows))
+    results = write_results(out_dir, rows)
+    table = lb.leaderboard(results)
+    write_figures(results, out_dir)
     write_text_atomic(out_dir / "leaderboard.md", lb.to_markdown(table, legend(cfg)))
     run = {
         "robustbnn": __version__,

@@ -10,7 +10,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from robustbnn.attacks import FGSM
+from robustbnn.attacks import FGSM, TargetedIFGSM, exclude_target, targeted_curve
+from robustbnn.attacks.sanity import (Check, accuracy_monotone, beats_random_noise,
+                                      fixed_randomness_succeeds)
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.metrics.classification import accuracy, ece, nll
 from robustbnn.ood import UNCERTAINTIES
@@ -57,7 +59,8 @@ def fgsm_rows(
     ``s_eval`` fresh samples. Per measure, ``adversary_detection`` is the AUROC of clean test
     points (0) against their adversarial versions (1) and ``error_detection`` the AUROC of
     misclassified (1) against correct (0) adversarial points (omitted when all are one kind).
-    The ``gradient_nonzero`` row is the fraction of examples whose gradient sign is not all 0.
+    The ``fgsm_sanity`` rows of check ``gradient_nonzero`` hold the fraction of examples whose
+    gradient sign is not all 0 (passed when every example has one).
     """
     batch = max(1, ATTACK_ROWS_PER_CHUNK // attack.n_samples)
     direction = torch.cat([
@@ -67,7 +70,8 @@ def fgsm_rows(
     ])  # sign of the gradient, (B, *)
     base = setting(S_attack=attack.n_samples, objective=attack.objective, label=attack.label)
     nonzero = direction.flatten(1).abs().sum(1).gt(0).double().mean().item()
-    rows = [Result(name, seed, "fgsm_sanity", dataset, base, "", "gradient_nonzero", nonzero)]
+    rows = check_rows(Check(nonzero, nonzero == 1.0, {}), "gradient_nonzero", model=name,
+                      seed=seed, dataset=dataset, knobs=base)
     for eps in eps_grid:
         x_adv = x + eps * direction
         if attack.clip:
@@ -110,4 +114,115 @@ def ood_rows(
         for metric, fn in RANKING.items():
             rows.append(Result(name, seed, "ood", ood_name, knobs, measure, metric,
                                fn(labels, scores)))
+    return rows
+
+
+def check_rows(check: Check, check_name: str, *, model: str, seed: int, dataset: str,
+               knobs: str) -> list[Result]:
+    """A sanity check as two ``fgsm_sanity`` rows: its ``value`` and ``passed`` (1 or 0)."""
+    return [Result(model, seed, "fgsm_sanity", dataset, knobs, check_name, "value", check.value),
+            Result(model, seed, "fgsm_sanity", dataset, knobs, check_name, "passed",
+                   float(check.passed))]
+
+
+def sanity_rows(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    attack: FGSM,
+    fgsm: list[Result],
+    s_eval: int,
+    attack_generator: torch.Generator,
+    eval_generator: torch.Generator,
+    member_generator: torch.Generator,
+    name: str,
+    seed: int,
+    dataset: str,
+    tol: float = 0.01,
+) -> list[Result]:
+    """The Carlini et al. (2019) checks of one FGSM setting, beyond ``gradient_nonzero``.
+
+    * ``accuracy_monotone``: the largest rise of the ``fgsm`` accuracy rows with eps (passed
+      when at most ``tol``, the MC evaluation noise allowed);
+    * ``beats_random_noise``: accuracy under ±eps random sign noise minus accuracy under
+      ``attack`` at ``attack.eps`` on (x, y) (passed when ≥ −``tol``);
+    * ``fixed_randomness_succeeds``: the accuracy drop that ``attack`` causes on one frozen
+      posterior sample (passed when positive).
+
+    Args:
+        model: A registry model.
+        x: Inputs for the two attack checks, shape (B, *).
+        y: Labels, shape (B,).
+        attack: The FGSM setting, with the eps to check at.
+        fgsm: The setting's rows from :func:`fgsm_rows`.
+        s_eval: Fresh evaluation samples.
+        attack_generator: Source of the attack's samples and the noise.
+        eval_generator: Source of the evaluation samples.
+        member_generator: Its state picks the frozen sample.
+        name: Model name.
+        seed: Run seed, for the rows.
+        dataset: Dataset name, for the rows.
+        tol: MC-noise tolerance of the first two checks.
+    """
+    knobs = setting(S_attack=attack.n_samples, objective=attack.objective, label=attack.label)
+    acc = [(float(_knob(r.setting, "eps")), r.value) for r in fgsm if r.metric == "accuracy"]
+    rows = []
+    if acc:
+        eps, values = zip(*acc, strict=True)
+        rows += check_rows(accuracy_monotone(eps, values, tol=tol), "accuracy_monotone",
+                           model=name, seed=seed, dataset=dataset, knobs=knobs)
+    at = setting(eps=float(attack.eps), S_attack=attack.n_samples, S_eval=s_eval,
+                 objective=attack.objective, label=attack.label)
+    noise = beats_random_noise(model, x, y, attack, s_eval=s_eval, name=name, tol=tol,
+                               attack_generator=attack_generator, eval_generator=eval_generator)
+    rows += check_rows(noise, "beats_random_noise", model=name, seed=seed, dataset=dataset,
+                       knobs=at)
+    frozen = fixed_randomness_succeeds(model, x, y, attack, member=member_generator,
+                                       attack_generator=attack_generator, name=name)
+    rows += check_rows(frozen, "fixed_randomness_succeeds", model=name, seed=seed,
+                       dataset=dataset, knobs=at)
+    return rows
+
+
+def _knob(knobs: str, key: str) -> str | None:
+    for part in knobs.split(";"):
+        k, _, v = part.partition("=")
+        if k == key:
+            return v
+    return None
+
+
+def targeted_rows(
+    model: torch.nn.Module,
+    x: Tensor,
+    y: Tensor,
+    *,
+    attack: TargetedIFGSM,
+    s_eval: int,
+    attack_generator: torch.Generator,
+    eval_generator: torch.Generator,
+    name: str,
+    seed: int,
+    dataset: str,
+) -> list[Result]:
+    """The targeted attack's curve (Li & Gal Fig. 7) as tidy ``targeted`` rows, one per step.
+
+    The examples of class ``attack.target_class`` are dropped first. Per checkpoint: metrics
+    ``accuracy`` (on the true label), ``target_success``, ``linf`` and ``l2`` (mean distortion)
+    with an empty measure, and ``mean_uncertainty`` per measure.
+    """
+    x, y = exclude_target(x, y, attack.target_class)
+    curve = targeted_curve(model, x, y, attack, s_eval=s_eval, name=name,
+                           attack_generator=attack_generator, eval_generator=eval_generator)
+    rows = []
+    for point in curve:
+        knobs = setting(step=int(point["step"]), step_size=attack.step_size,
+                        target=attack.target_class, S_attack=attack.n_samples, S_eval=s_eval,
+                        objective=attack.objective, n=int(point["n"]))
+        for key, value in point.items():
+            if key in ("step", "n"):
+                continue
+            measure, metric = (key, "mean_uncertainty") if key in UNCERTAINTIES else ("", key)
+            rows.append(Result(name, seed, "targeted", dataset, knobs, measure, metric, value))
     return rows

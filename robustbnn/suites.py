@@ -27,6 +27,13 @@ class BenchConfig:
     attack_objective: str = "predictive"  # CE of the MC predictive, as both papers
     attack_label: str = "true"  # BHN; Li & Gal use "predicted"
     attack_clip: bool = True  # keep x_adv in [0, 1]; BHN's code did not clip
+    sanity_eps: float = 0.1  # eps of the random-noise and frozen-sample checks
+    n_sanity: int = 500  # first n test points for those two checks (0 = all)
+    targeted_steps: int = 100  # Li & Gal §5.3: 100 steps of 0.01 towards class 0
+    targeted_step_size: float = 0.01
+    targeted_s_attack: int = 10  # Li & Gal: 10 MC samples per gradient (1 if deterministic)
+    targeted_every: int = 10  # checkpoint every 10 steps (Li & Gal Fig. 7)
+    n_targeted: int = 0  # first n test points before dropping class 0 (0 = all)
     ood: tuple[str, ...] = ("uniform",)
     n_ood: int = 1000
 
@@ -60,7 +67,7 @@ QUICK_BUDGET = (
     "bhn_full.epochs=50", "bhn_full.flow_hidden=8",
 )
 
-SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET))
+SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET, n_targeted=300))
 SUITES.register(
     "smoke",
     BenchConfig(
@@ -72,5 +79,8 @@ SUITES.register(
         s_attack=(1, 32),
         eps=(0.1, 0.3),
         n_ood=200,
+        n_sanity=100,
+        targeted_steps=20,
+        n_targeted=60,
     ),
 )

@@ -72,6 +72,9 @@ def fit(
     Raises:
         TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
     """
+    if cfg.lr_decay <= 0:
+        raise ConfigError(f"{name}: lr_decay must be > 0 (1 = constant), got {cfg.lr_decay}; "
+                          f"set it with --set {name}.lr_decay=10")
     opt = _optimizer(model, cfg)
     x, y = data.train.x, data.train.y
     n = x.shape[0]
@@ -83,6 +86,9 @@ def fit(
     bar = tqdm(range(1, cfg.epochs + 1), desc=f"train {name}", unit="epoch", disable=not progress,
                leave=False)
     for epoch in bar:
+        if cfg.lr_decay != 1.0 and cfg.epochs > 1:  # lr0 · decay^(−(e−1)/(E−1)), e = 1..E
+            for group in opt.param_groups:
+                group["lr"] = cfg.lr * cfg.lr_decay ** (-(epoch - 1) / (cfg.epochs - 1))
         model.train()
         order = torch.randperm(n, generator=generator, device=generator.device if generator
                                else device).to(device)

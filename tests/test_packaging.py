@@ -37,3 +37,11 @@ def test_torchattacks_is_not_a_core_dependency() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert not any("torchattacks" in d for d in project["dependencies"])
     assert any("torchattacks" in d for d in project["optional-dependencies"]["attacks"])
+
+
+def test_the_test_command_installs_the_cross_check_oracles_without_their_pins() -> None:
+    test_command = _readme_commands()[1]
+    assert "pip install --no-deps -r requirements/crosscheck.txt" in test_command
+    oracles = (ROOT / "requirements" / "crosscheck.txt").read_text()
+    assert re.search(r"^torchattacks==\S+$", oracles, re.M)
+    assert "requests" not in re.sub(r"#.*", "", oracles)

@@ -34,6 +34,19 @@ def leaderboard(results: pd.DataFrame) -> pd.DataFrame:
             for s in sorted(set(s_att)):
                 sel = fgsm[(eps == e) & (s_att == s)]
                 table[f"FGSM acc eps={e:g} S={s}"] = sel.groupby("model")["value"].mean()
+    targeted = results[(results["task"] == "targeted") & (results["metric"] == "target_success")]
+    if len(targeted):
+        step = targeted["setting"].map(lambda s: int(_knob(s, "step")))
+        last = targeted[step == step.max()]
+        table[f"targeted success step={step.max()}"] = last.groupby("model")["value"].mean()
+    checks = results[(results["task"] == "fgsm_sanity") & (results["metric"] == "passed")]
+    if len(checks):
+        def failed(sel: pd.DataFrame) -> str:
+            bad = sel[sel["value"] < 1]
+            names = [f"{m} (S={_knob(k, 'S_attack')})" for m, k in zip(bad["measure"],
+                                                                        bad["setting"])]
+            return ", ".join(dict.fromkeys(names)) or "ok"
+        table["sanity"] = checks.groupby("model")[["measure", "setting", "value"]].apply(failed)
     ood = results[(results["task"] == "ood") & (results["metric"] == "auroc")]
     for dataset in dict.fromkeys(ood["dataset"]):
         sel = ood[ood["dataset"] == dataset]

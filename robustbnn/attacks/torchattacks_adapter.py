@@ -1,0 +1,62 @@
+"""Run any torchattacks attack on a registry model: an ``nn.Module`` of the MC predictive.
+
+torchattacks (optional extra ``attacks``) attacks an ``nn.Module`` whose forward returns
+logits and takes ``nn.CrossEntropyLoss`` of them. :class:`PredictiveModule` returns
+log p̄(y | x) = log (1/S) Σ_s softmax(f_s(x)), computed with logsumexp, so torchattacks'
+cross-entropy is exactly our ``objective="predictive"`` loss, −log p̄(y | x). Each forward
+draws ``n_samples`` fresh posterior samples from the module's generator.
+
+torchattacks calls ``model.eval()`` before attacking. That is harmless here: a registry model
+samples the same way in either mode (the contract tests check it), so dropout stays on for
+``mc_dropout`` and weight noise stays on for BbB. The wrapper never switches modes itself.
+
+torchattacks pins ``requests~=2.25.1``; install it in an isolated environment or with
+``pip install --no-deps torchattacks`` (its other requirements are robustbnn's own).
+
+Example:
+    >>> import torch, torchattacks                                     # doctest: +SKIP
+    >>> from robustbnn.attacks.torchattacks_adapter import PredictiveModule
+    >>> net = PredictiveModule(model, n_samples=32,
+    ...                        generator=torch.Generator().manual_seed(0))  # doctest: +SKIP
+    >>> x_adv = torchattacks.PGD(net, eps=0.1, alpha=0.01, steps=40)(x, y)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.types import check_sample_logits
+
+__all__ = ["PredictiveModule"]
+
+
+class PredictiveModule(nn.Module):
+    """A registry model as a module whose forward is log p̄(· | x), shape (B, C).
+
+    Args:
+        model: A registry model (``sample_logits(x, S, *, generator) -> (S, B, C)``).
+        n_samples: S, posterior samples per forward (S_attack).
+        generator: Source of every forward's samples; ``None`` = torch's global RNG.
+        name: Model name for contract errors.
+    """
+
+    def __init__(self, model: nn.Module, n_samples: int = 1, *,
+                 generator: torch.Generator | None = None, name: str = "model") -> None:
+        super().__init__()
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+        self.model = model
+        self.n_samples = n_samples
+        self.generator = generator
+        self.name = name
+
+    def forward(self, x: Tensor) -> Tensor:
+        """log of the MC predictive mean, (B, C): a valid ``CrossEntropyLoss`` input."""
+        logits = check_sample_logits(
+            self.model.sample_logits(x, self.n_samples, generator=self.generator),
+            self.n_samples, x, self.model.num_classes, self.name)
+        log_probs = logits.log_softmax(-1)  # (S, B, C)
+        return torch.logsumexp(log_probs, dim=0) - math.log(self.n_samples)

@@ -1,0 +1,87 @@
+"""Helpers shared by the OOD image sets: preprocessing names, first-n selection, digests."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from robustbnn.data.root import ENV_VAR, sha256_file
+from robustbnn.errors import ConfigError, DataError
+
+# "unit": pixels in [0, 1], the model's input space. "bhn_reference": the scale the Bayesian
+# Hypernetworks reference code fed (PROTOCOLS.md §1.5); equal to "unit" for most sets.
+PREPROCESSINGS: tuple[str, ...] = ("unit", "bhn_reference")
+
+# Size of a generated set (noise, glyphs) when n <= 0: the count PROTOCOLS.md §1.5 uses.
+GENERATED_DEFAULT_N = 10_000
+
+# Appended to DataErrors about missing files: every way out, as the MNIST loader gives them.
+WAYS_OUT = f"point --data-root or {ENV_VAR} at a folder that has them, or pass --download"
+
+
+def check_preprocessing(preprocessing: str) -> None:
+    """Raise ``ConfigError`` unless ``preprocessing`` is one of :data:`PREPROCESSINGS`."""
+    if preprocessing not in PREPROCESSINGS:
+        raise ConfigError(f"unknown OOD preprocessing {preprocessing!r}; "
+                          f"known: {list(PREPROCESSINGS)}")
+
+
+def generated_count(n: int) -> int:
+    """Images to generate for a request of ``n``: ``n``, or 10,000 when ``n <= 0``."""
+    return n if n > 0 else GENERATED_DEFAULT_N
+
+
+def first(items: list | np.ndarray, n: int) -> list | np.ndarray:
+    """The first ``n`` items, or all of them when ``n <= 0``."""
+    return items[:n] if n > 0 else items
+
+
+def uint8_to_unit(images: np.ndarray) -> Tensor:
+    """uint8 images (N, H, W) -> float32 tensor (N, 1, H, W) in [0, 1]."""
+    return torch.from_numpy(images.astype(np.float32) / 255.0).unsqueeze(1)
+
+
+def md5_file(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
+    """md5 hex digest of a file (torchvision's checksums are md5), read in chunks."""
+    h = hashlib.md5(usedforsecurity=False)
+    with open(path, "rb") as f:
+        while chunk := f.read(chunk_size):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def verify_digest(path: str | Path, expected: str) -> None:
+    """Check a file against an md5 (32 hex digits) or sha256 (64 hex digits) digest.
+
+    Args:
+        path: The file.
+        expected: The expected hex digest; its length picks the algorithm.
+
+    Raises:
+        ValueError: If ``expected`` is neither an md5 nor a sha256 digest.
+        DataError: On a mismatch, naming the file, both digests and the fix.
+    """
+    expected = expected.lower()
+    if len(expected) == 32:
+        algo, actual = "md5", md5_file(path)
+    elif len(expected) == 64:
+        algo, actual = "sha256", sha256_file(path)
+    else:
+        raise ValueError(f"expected an md5 or sha256 hex digest for {path}, got {expected!r}")
+    if actual != expected:
+        raise DataError(
+            f"checksum mismatch for {path}: expected {algo} {expected}, got {actual}; the file "
+            f"is corrupt or a different version: delete it and re-download (--download), or "
+            f"point --data-root/{ENV_VAR} at a good copy"
+        )
+
+
+def download_error(what: str, error: Exception, folder: Path) -> DataError:
+    """One-line ``DataError`` for a failed download, saying where to put the files instead."""
+    reason = " ".join(f"{type(error).__name__}: {error}".split())
+    return DataError(f"could not download {what} ({reason}); copy the files into {folder} "
+                     f"or pass --data-root")

@@ -1,0 +1,217 @@
+"""CIFAR-10 in grayscale at 28×28 ("CIFARbw") as an OOD set for MNIST models.
+
+Recipe (Hendrycks & Gimpel; ``CW-Huang/BayesianHypernet`` ``dk_anomaly_detection.py``): pixels
+/255, TF ``rgb_to_grayscale`` (weights 0.2989, 0.587, 0.114), then TF1 ``resize_images`` to
+28×28, which is bilinear without antialiasing and, in TF1, without half-pixel centres
+(source coordinate = output coordinate × 32/28); :func:`resize_bilinear_tf1` does the same.
+
+Sources, the first one present winning:
+
+1. torchvision's ``cifar-10-batches-py/test_batch`` (the 10,000 test images the reference
+   used), in ``<root>/`` or ``<root>/cifar10/``, checked against torchvision's md5;
+2. the PNG sprites ``<root>/cifar10/cifar10_batch_<k>.png`` (k = 0, 1, …) from
+   ``karpathy/convnetjs``: 1024×1000 RGB, row r of sprite k is image 1000·k + r and its
+   column 32·y + x is pixel (y, x). The four shared sprites are CIFAR-10 *training* images
+   0–3,999 (PROVENANCE.md), checked against their sha256.
+
+With ``download=True`` and neither present, torchvision downloads the CIFAR-10 archive.
+
+References:
+    Krizhevsky, "Learning Multiple Layers of Features from Tiny Images", 2009. Hendrycks &
+    Gimpel, "A Baseline for Detecting Misclassified and Out-of-Distribution Examples in Neural
+    Networks", 2017, https://arxiv.org/abs/1610.02136
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import torch
+from PIL import Image
+from torch import Tensor
+
+from robustbnn.data._ood import WAYS_OUT, check_preprocessing, download_error, first, verify_digest
+from robustbnn.errors import DataError
+
+SPRITE_FOLDER = "cifar10"
+BATCHES = "cifar-10-batches-py"
+BATCH_FOLDERS = (".", SPRITE_FOLDER)  # torchvision's CIFAR10(root) layout, then ours
+TEST_BATCH = "test_batch"
+GRAY_WEIGHTS = (0.2989, 0.587, 0.114)  # tf.image.rgb_to_grayscale
+# torchvision.datasets.CIFAR10.test_list (md5), and shared/data/SHA256SUMS for the sprites.
+CIFAR10BW_DIGESTS: dict[str, str] = {
+    "test_batch": "40351d587109b95175f43aff81a1287e",
+    "cifar10_batch_0.png": "0614720d69293a033786d5fe2924c4e9a9b48874f19ca4627c4662a864ee9f2d",
+    "cifar10_batch_1.png": "2927e26ea68602e34a7424826b76b7336ce36b8f6bcc2e9fce0c05568ff6b4c1",
+    "cifar10_batch_2.png": "0b2759e307bb405bb1a6531f8a0f557eaec46d7546050612fdb836f0fa60eae0",
+    "cifar10_batch_3.png": "a4530ff15c83886058a97c352f53f38be07d191de8f410e998e91786b5900a26",
+}
+
+
+def _test_batch(data_root: Path) -> Path | None:
+    for sub in BATCH_FOLDERS:
+        path = Path(data_root) / sub / BATCHES / TEST_BATCH
+        if path.is_file():
+            return path
+    return None
+
+
+def _sprites(data_root: Path) -> list[Path]:
+    """``cifar10_batch_0.png``, ``_1``, … up to the first missing one."""
+    paths, k = [], 0
+    while (path := Path(data_root) / SPRITE_FOLDER / f"cifar10_batch_{k}.png").is_file():
+        paths.append(path)
+        k += 1
+    return paths
+
+
+def cifar10bw_available(data_root: Path) -> bool:
+    """True if the torchvision test batch or sprite 0 is under ``data_root``."""
+    return _test_batch(data_root) is not None or bool(_sprites(data_root))
+
+
+def read_test_batch(path: str | Path) -> np.ndarray:
+    """Read a torchvision/CIFAR ``test_batch`` pickle (verify its checksum first).
+
+    Returns:
+        uint8 array of shape (N, 32, 32, 3).
+
+    Raises:
+        DataError: If the file cannot be unpickled or holds no (N, 3072) uint8 ``data``.
+    """
+    try:
+        with open(path, "rb") as f:
+            batch = pickle.load(f, encoding="bytes")  # noqa: S301 - checksum verified before
+        data = np.asarray(batch[b"data"])
+    except (OSError, EOFError, pickle.UnpicklingError, KeyError, TypeError, ValueError) as e:
+        raise DataError(f"{path}: not a CIFAR-10 batch ({type(e).__name__}: {e}); delete it "
+                        f"and re-download (--download)") from e
+    if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
+        raise DataError(f"{path}: expected uint8 data of shape (N, 3072), got {data.dtype} "
+                        f"{data.shape}; delete it and re-download (--download)")
+    return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
+
+
+def read_sprite(path: str | Path) -> np.ndarray:
+    """Read one convnetjs CIFAR-10 sprite: row r is one image, column 32·y + x pixel (y, x).
+
+    Returns:
+        uint8 array of shape (rows, 32, 32, 3).
+
+    Raises:
+        DataError: If the PNG cannot be decoded or is not 1024 pixels wide.
+    """
+    try:
+        with Image.open(path) as img:
+            rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
+    except (OSError, ValueError, SyntaxError) as e:
+        raise DataError(f"{path}: unreadable PNG ({e}); delete it and copy a good one") from e
+    if rgb.shape[1] != 32 * 32:
+        raise DataError(f"{path}: sprite is {rgb.shape[1]} pixels wide, expected 1024 "
+                        "(one 32x32 image per row)")
+    return rgb.reshape(-1, 32, 32, 3)
+
+
+def resize_bilinear_tf1(x: Tensor, size: tuple[int, int]) -> Tensor:
+    """Bilinear resize as TF1 ``tf.image.resize_images`` does by default.
+
+    No antialiasing, ``align_corners=False`` and no half-pixel centres: output pixel i samples
+    the input at i · (in / out), the last row and column clamped. torch's
+    ``interpolate(mode="bilinear")`` uses half-pixel centres, a shift of up to 0.07 pixel here.
+
+    Args:
+        x: Images, shape (B, C, H, W), floating point.
+        size: Output (height, width).
+
+    Returns:
+        Resized images, shape (B, C, *size), same dtype.
+
+    Example:
+        >>> ramp = torch.arange(32.0).expand(1, 1, 32, 32)
+        >>> resize_bilinear_tf1(ramp, (28, 28))[0, 0, 0, :3].tolist()  # j * 32 / 28
+        [0.0, 1.1428571939468384, 2.2857143878936768]
+    """
+    def axis(n_in: int, n_out: int) -> tuple[Tensor, Tensor, Tensor]:
+        src = torch.arange(n_out, dtype=torch.float64) * (n_in / n_out)
+        lo = src.floor().long().clamp(max=n_in - 1)
+        return lo, (lo + 1).clamp(max=n_in - 1), (src - lo).to(x.dtype)
+
+    y0, y1, fy = axis(x.shape[-2], size[0])
+    x0, x1, fx = axis(x.shape[-1], size[1])
+    rows = x[..., y0, :] + (x[..., y1, :] - x[..., y0, :]) * fy[:, None]  # (B, C, h, W)
+    return rows[..., x0] + (rows[..., x1] - rows[..., x0]) * fx  # (B, C, h, w)
+
+
+def grayscale_28(images: np.ndarray) -> Tensor:
+    """uint8 RGB (N, 32, 32, 3) -> float32 (N, 1, 28, 28) in [0, 1], the CIFARbw recipe."""
+    rgb = torch.from_numpy(np.ascontiguousarray(images)).to(torch.float32) / 255.0
+    gray = (rgb * torch.tensor(GRAY_WEIGHTS)).sum(-1).unsqueeze(1)  # (N, 1, 32, 32)
+    return resize_bilinear_tf1(gray, (28, 28)).clamp_(0.0, 1.0)
+
+
+def _download(data_root: Path) -> None:
+    """Fetch CIFAR-10 with torchvision into ``<data_root>/cifar-10-batches-py``."""
+    try:
+        from torchvision.datasets import CIFAR10
+
+        CIFAR10(root=str(data_root), train=False, download=True)
+    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
+        raise download_error("CIFAR-10", e, Path(data_root) / BATCHES) from e
+
+
+def load_cifar10bw(
+    data_root: Path,
+    n: int = 0,
+    *,
+    seed: int = 0,
+    preprocessing: str = "unit",
+    download: bool = False,
+    checksums: Mapping[str, str] | None = None,
+) -> Tensor:
+    """Load CIFARbw: the CIFAR-10 test batch if present, else the convnetjs sprites.
+
+    Order: file order (test-batch order, or sprite 0 row 0, row 1, …, then sprite 1, …);
+    the first ``n`` images are returned.
+
+    Args:
+        data_root: Folder holding ``cifar-10-batches-py/`` or ``cifar10/``.
+        n: Number of images; all of them when ``n <= 0``.
+        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
+        preprocessing: ``"unit"`` or ``"bhn_reference"``, which are the same: the reference
+            also worked on pixels /255.
+        download: If neither source is present, fetch CIFAR-10 with torchvision (170 MB).
+        checksums: File name -> expected md5 or sha256; defaults to
+            :data:`CIFAR10BW_DIGESTS`. Tests pass the digests of their own fixtures.
+
+    Returns:
+        float32 tensor of shape (N, 1, 28, 28) in [0, 1].
+
+    Raises:
+        ConfigError: If ``preprocessing`` is unknown.
+        DataError: If no source is present (and ``download`` is False), the download fails,
+            or a file fails its checksum or cannot be parsed.
+    """
+    check_preprocessing(preprocessing)
+    checksums = CIFAR10BW_DIGESTS if checksums is None else checksums
+    if not cifar10bw_available(data_root) and download:
+        _download(data_root)
+    batch = _test_batch(data_root)
+    paths = [batch] if batch is not None else _sprites(data_root)
+    if not paths:
+        raise DataError(
+            f"CIFAR-10 missing: neither {Path(data_root) / BATCHES / TEST_BATCH} nor "
+            f"{Path(data_root) / SPRITE_FOLDER / 'cifar10_batch_0.png'} exists; copy the "
+            f"torchvision test batch or the PNG sprites there, {WAYS_OUT}"
+        )
+    parts, need = [], n if n > 0 else None
+    for path in paths:
+        if path.name not in checksums:
+            raise DataError(f"no checksum known for {path}; pass checksums for it")
+        verify_digest(path, checksums[path.name])
+        parts.append(read_test_batch(path) if path == batch else read_sprite(path))
+        if need is not None and sum(len(p) for p in parts) >= need:
+            break  # the remaining sprites are not needed
+    return grayscale_28(first(np.concatenate(parts), n))

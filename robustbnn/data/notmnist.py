@@ -1,0 +1,197 @@
+"""notMNIST (letters A–J in many fonts) as an OOD set for MNIST models.
+
+Two on-disk forms are read, the first one present winning:
+
+1. ``<root>/notmnist/t10k-images-idx3-ubyte.gz``: David Flanagan's IDX conversion of a random
+   sample of 1,000 images per letter from ``notMNIST_small`` (10,000 images, already shuffled),
+   checked against its sha256 (``shared/data/SHA256SUMS``);
+2. ``<root>/notmnist/notMNIST_small.tar.gz``: the original archive (folders ``A`` … ``J`` of
+   28×28 PNGs), checked against its size (8,458,043 bytes, the only integrity value the
+   Udacity notebooks publish). With ``download=True`` it is fetched from the original URL when
+   neither file is present.
+
+References:
+    Bulatov, "notMNIST dataset", 2011,
+    http://yaroslavvb.blogspot.com/2011/09/notmnist-dataset.html
+    Hendrycks & Gimpel, "A Baseline for Detecting Misclassified and Out-of-Distribution
+    Examples in Neural Networks", 2017, https://arxiv.org/abs/1610.02136
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import tarfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+from torch import Tensor
+
+from robustbnn.data._ood import (
+    WAYS_OUT,
+    check_preprocessing,
+    download_error,
+    first,
+    uint8_to_unit,
+    verify_digest,
+)
+from robustbnn.data.idx import read_idx
+from robustbnn.errors import DataError
+
+log = logging.getLogger(__name__)
+
+FOLDER = "notmnist"
+IMAGES = "t10k-images-idx3-ubyte.gz"
+ARCHIVE = "notMNIST_small.tar.gz"
+ARCHIVE_URL = "http://yaroslavvb.com/upload/notMNIST/notMNIST_small.tar.gz"
+ARCHIVE_BYTES = 8_458_043
+LETTERS = "ABCDEFGHIJ"
+# From shared/data/SHA256SUMS (davidflanagan/notMNIST-to-MNIST, see PROVENANCE.md).
+NOTMNIST_SHA256: dict[str, str] = {
+    "t10k-images-idx3-ubyte.gz":
+        "70ae9e06201f2827e5b0a3781a3169d735dd2efc69996b9eeaee7f10ed4044d7",
+    "t10k-labels-idx1-ubyte.gz":
+        "1fa03836e01c862542f8eb83463bb951bebec6fcb3efa28dad748c6b38a9021b",
+}
+# notMNIST_small holds 18,726 PNGs, two of them empty files that no reader can decode.
+KNOWN_UNREADABLE = 2
+
+
+def notmnist_available(data_root: Path) -> bool:
+    """True if the IDX images or the original archive are under ``<data_root>/notmnist``."""
+    folder = Path(data_root) / FOLDER
+    return (folder / IMAGES).is_file() or (folder / ARCHIVE).is_file()
+
+
+def read_notmnist_archive(path: str | Path) -> np.ndarray:
+    """Read the PNGs of ``notMNIST_small.tar.gz`` (or ``notMNIST_large``) without extracting.
+
+    Unreadable PNGs (``notMNIST_small`` has 2 empty files) are skipped; their count is logged.
+    The order interleaves the letters, A B C … J A B …, each letter's files sorted by name,
+    so that any prefix of the result covers all ten letters.
+
+    Args:
+        path: The ``.tar.gz`` archive; PNGs are taken from folders named ``A`` … ``J``.
+
+    Returns:
+        uint8 array of shape (N, 28, 28), white glyph strokes on a dark background as stored.
+
+    Raises:
+        DataError: If the archive is corrupt or truncated, holds no letter PNGs, or holds a
+            readable PNG that is not 28×28.
+    """
+    path = Path(path)
+    by_letter: dict[str, list[tuple[str, np.ndarray]]] = {c: [] for c in LETTERS}
+    skipped: list[str] = []
+    try:
+        with tarfile.open(path, "r:gz") as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if not (member.isfile() and member.name.endswith(".png") and len(parts) >= 2
+                        and parts[-2] in by_letter):
+                    continue
+                data = tar.extractfile(member).read()
+                try:
+                    with Image.open(io.BytesIO(data)) as img:
+                        pixels = np.asarray(img.convert("L"), dtype=np.uint8)
+                except (OSError, ValueError, SyntaxError):  # empty or damaged PNG
+                    skipped.append(member.name)
+                    continue
+                if pixels.shape != (28, 28):
+                    raise DataError(f"{path}: {member.name} is {pixels.shape[1]}x"
+                                    f"{pixels.shape[0]}, expected 28x28; is this notMNIST?")
+                by_letter[parts[-2]].append((member.name, pixels))
+    except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
+        raise DataError(f"{path}: corrupt or truncated archive ({e}); delete it and "
+                        f"re-download (--download), or point --data-root at a good copy") from e
+    if skipped:
+        log.info("%s: skipped %d unreadable PNG(s) (notMNIST_small has %d known empty files), "
+                 "e.g. %s", path, len(skipped), KNOWN_UNREADABLE, skipped[0])
+    groups = [[px for _, px in sorted(by_letter[c], key=lambda t: t[0])] for c in LETTERS]
+    longest = max(len(g) for g in groups)
+    if longest == 0:
+        raise DataError(f"{path}: no PNGs in folders A..J; is this notMNIST_small.tar.gz?")
+    images = [g[k] for k in range(longest) for g in groups if k < len(g)]
+    return np.stack(images)
+
+
+def _download(folder: Path) -> None:
+    """Fetch ``notMNIST_small.tar.gz`` into ``folder`` with torchvision's downloader."""
+    try:
+        import torchvision.datasets.utils
+
+        folder.mkdir(parents=True, exist_ok=True)
+        torchvision.datasets.utils.download_url(ARCHIVE_URL, str(folder), filename=ARCHIVE)
+    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
+        raise download_error("notMNIST", e, folder) from e
+
+
+def _check_size(path: Path, expected: int | None) -> None:
+    size = path.stat().st_size
+    if expected is not None and size != expected:
+        raise DataError(f"{path} has {size:,} bytes, expected {expected:,} (the original "
+                        f"notMNIST_small.tar.gz); delete it and re-download (--download), or "
+                        f"point --data-root at a good copy")
+
+
+def load_notmnist(
+    data_root: Path,
+    n: int = 0,
+    *,
+    seed: int = 0,
+    preprocessing: str = "unit",
+    download: bool = False,
+    checksums: Mapping[str, str] | None = None,
+    archive_bytes: int | None = ARCHIVE_BYTES,
+) -> Tensor:
+    """Load notMNIST images, the IDX sample if present, else the original archive.
+
+    Order: the IDX file's order (already shuffled, 1,000 per letter); for the archive, the
+    letters interleaved (see :func:`read_notmnist_archive`). The first ``n`` are returned.
+
+    Args:
+        data_root: Folder holding ``notmnist/``.
+        n: Number of images; all of them when ``n <= 0``.
+        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
+        preprocessing: ``"unit"`` gives [0, 1]; ``"bhn_reference"`` gives [-0.5, 0.5], the
+            Udacity scale ``(x - 127.5) / 255`` of the ``notMNIST.pickle`` the Bayesian
+            Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000 images).
+        download: If neither file is present, fetch ``notMNIST_small.tar.gz`` (needs network).
+        checksums: File name -> expected sha256 of the IDX files; defaults to
+            :data:`NOTMNIST_SHA256`. Tests pass the digests of their own fixtures.
+        archive_bytes: Expected size of the archive; None skips the size check.
+
+    Returns:
+        float32 tensor of shape (N, 1, 28, 28).
+
+    Raises:
+        ConfigError: If ``preprocessing`` is unknown.
+        DataError: If the files are missing (and ``download`` is False), the download fails,
+            or a file is corrupt or fails its checksum or size check.
+    """
+    check_preprocessing(preprocessing)
+    checksums = NOTMNIST_SHA256 if checksums is None else checksums
+    folder = Path(data_root) / FOLDER
+    idx, archive = folder / IMAGES, folder / ARCHIVE
+    if not idx.is_file() and not archive.is_file() and download:
+        _download(folder)
+    if idx.is_file():
+        if IMAGES not in checksums:
+            raise DataError(f"no sha256 known for {idx}; pass checksums for it")
+        verify_digest(idx, checksums[IMAGES])
+        images = read_idx(idx)
+        if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
+            raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "
+                            f"{images.dtype} {images.shape}; replace it with the notMNIST file")
+    elif archive.is_file():
+        _check_size(archive, archive_bytes)
+        images = read_notmnist_archive(archive)
+    else:
+        raise DataError(f"notMNIST missing: neither {idx} nor {archive} exists; copy one of "
+                        f"them there, {WAYS_OUT}")
+    x = uint8_to_unit(np.ascontiguousarray(first(images, n)))
+    return x - 0.5 if preprocessing == "bhn_reference" else x
+

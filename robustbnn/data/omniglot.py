@@ -1,0 +1,203 @@
+"""Omniglot characters of the 15 "safe" alphabets as an OOD set for MNIST models.
+
+Hendrycks & Gimpel's MNIST recipe, as run by the Bayesian Hypernetworks code
+(``CW-Huang/BayesianHypernet`` ``dk_anomaly_detection.py``), keeps the alphabets at indices
+:data:`SAFE_INDICES` of the 30 background alphabets ("other alphabets have characters which
+look like digits"), inverts each 105×105 binary image and shrinks it to 28×28.
+
+The images are read straight from the original zips in ``<root>/omniglot/`` (or torchvision's
+``<root>/omniglot-py/``), without extracting them: ``images_background.zip`` (all 30
+alphabets) if present, and the "background small" zips ``images_background_small1.zip`` and
+``images_background_small2.zip``, which hold 5 of the safe alphabets (Balinese, Greek,
+Japanese_(katakana), Latin, Sanskrit; 3,260 unique images). Greek and Latin are in both small
+zips; an image is kept once per path ``alphabet/character/file.png``.
+
+The alphabet order. The reference indexes ``data_background.mat``, whose ``names`` we could
+not read; we take it to be the sorted folder list (:data:`BACKGROUND_ALPHABETS`, MATLAB
+``dir`` order, the order of the zip's folders). That yields the 15 names in
+:data:`SAFE_ALPHABETS`, which PROVENANCE.md derives the same way.
+
+Polarity. The PNGs hold black strokes (0) on white (1). Inverting them gives white strokes on
+black, like MNIST; that is what this loader returns. Note that in ``data_background.mat`` the
+strokes are ``True`` (``plot_image_only.m``: "binary image (black = true)"), so the
+reference's ``1 - example[0]`` produced black strokes on white, i.e. the PNGs as stored.
+
+References:
+    Lake, Salakhutdinov & Tenenbaum, "Human-level concept learning through probabilistic
+    program induction", Science 350(6266), 2015. Hendrycks & Gimpel, "A Baseline for
+    Detecting Misclassified and Out-of-Distribution Examples in Neural Networks", 2017,
+    https://arxiv.org/abs/1610.02136
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torch import Tensor
+
+from robustbnn.data._ood import WAYS_OUT, check_preprocessing, download_error, first, verify_digest
+from robustbnn.errors import DataError
+
+FOLDERS = ("omniglot", "omniglot-py")  # ours, then torchvision's download folder
+ZIPS = ("images_background.zip", "images_background_small1.zip", "images_background_small2.zip")
+# sha256 from shared/data/SHA256SUMS for the small zips; torchvision's md5 for the full set.
+OMNIGLOT_DIGESTS: dict[str, str] = {
+    "images_background.zip": "68d2efa1b9178cc56df9314c21c6e718",
+    "images_background_small1.zip":
+        "f38eb80f801274ac2b4dff5b24289016bfaba4a7d5bb50deebf27104ad6cb8a4",
+    "images_background_small2.zip":
+        "3ccaa407515a8778e5d0861875af38b17e418f301ad5bb3b5a6b65d901a41c7f",
+}
+BACKGROUND_ALPHABETS: tuple[str, ...] = (
+    "Alphabet_of_the_Magi", "Anglo-Saxon_Futhorc", "Arcadian", "Armenian",
+    "Asomtavruli_(Georgian)", "Balinese", "Bengali", "Blackfoot_(Canadian_Aboriginal_Syllabics)",
+    "Braille", "Burmese_(Myanmar)", "Cyrillic", "Early_Aramaic", "Futurama", "Grantha", "Greek",
+    "Gujarati", "Hebrew", "Inuktitut_(Canadian_Aboriginal_Syllabics)", "Japanese_(hiragana)",
+    "Japanese_(katakana)", "Korean", "Latin", "Malay_(Jawi_-_Arabic)", "Mkhedruli_(Georgian)",
+    "N_Ko", "Ojibwe_(Canadian_Aboriginal_Syllabics)", "Sanskrit", "Syriac_(Estrangelo)",
+    "Tagalog", "Tifinagh",
+)
+SAFE_INDICES: tuple[int, ...] = (0, 2, 5, 6, 8, 12, 13, 14, 15, 16, 17, 18, 19, 21, 26)
+SAFE_ALPHABETS: tuple[str, ...] = tuple(BACKGROUND_ALPHABETS[i] for i in SAFE_INDICES)
+_CHUNK = 512  # images resized per call, to bound memory (105*105 floats each)
+
+
+def _zips(data_root: Path) -> list[Path]:
+    """The Omniglot zips present, in :data:`ZIPS` order within each folder of :data:`FOLDERS`."""
+    return [Path(data_root) / d / z for d in FOLDERS for z in ZIPS
+            if (Path(data_root) / d / z).is_file()]
+
+
+def omniglot_available(data_root: Path) -> bool:
+    """True if any Omniglot background zip is under ``omniglot/`` or ``omniglot-py/``."""
+    return bool(_zips(data_root))
+
+
+def _corrupt(path: Path, error: object) -> DataError:
+    return DataError(f"{path}: corrupt zip ({error}); delete it and re-download (--download), "
+                     f"or point --data-root at a good copy")
+
+
+def list_safe_images(paths: list[Path]) -> list[tuple[str, Path, str]]:
+    """Safe-alphabet PNGs in the zips, one per ``alphabet/character/file.png``, sorted by it.
+
+    Args:
+        paths: Zip files; for a path found in several zips the first zip wins.
+
+    Returns:
+        ``(key, zip path, member name)`` triples sorted by key.
+
+    Raises:
+        DataError: If a file is not a readable zip.
+    """
+    safe, found = set(SAFE_ALPHABETS), {}
+    for path in paths:
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = zf.namelist()
+        except (zipfile.BadZipFile, OSError, EOFError) as e:
+            raise _corrupt(path, e) from e
+        for name in names:
+            parts = name.split("/")
+            if name.endswith(".png") and len(parts) >= 3 and parts[-3] in safe:
+                found.setdefault("/".join(parts[-3:]), (path, name))
+    return [(key, *found[key]) for key in sorted(found)]
+
+
+def _decode(items: list[tuple[str, Path, str]]) -> np.ndarray:
+    """Decode the listed PNGs to float32 (N, 1, H, W) in [0, 1], 1 = white, as stored."""
+    images, handles = [], {}
+    try:
+        for _, path, name in items:
+            if path not in handles:
+                handles[path] = zipfile.ZipFile(path)
+            try:
+                with Image.open(io.BytesIO(handles[path].read(name))) as img:
+                    images.append(np.asarray(img.convert("L"), dtype=np.float32) / 255.0)
+            except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as e:
+                raise _corrupt(path, f"{name}: {e}") from e
+    finally:
+        for zf in handles.values():
+            zf.close()
+    sizes = {im.shape for im in images}
+    if len(sizes) > 1:
+        raise DataError(f"Omniglot images of different sizes {sorted(sizes)} in "
+                        f"{sorted({str(p) for _, p, _ in items})}; expected 105x105 everywhere")
+    return np.stack(images)[:, None]
+
+
+def _download(data_root: Path) -> None:
+    """Fetch the full background set with torchvision into ``<data_root>/omniglot-py``."""
+    try:
+        from torchvision.datasets import Omniglot
+
+        Omniglot(root=str(data_root), background=True, download=True)
+    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
+        raise download_error("Omniglot", e, Path(data_root) / FOLDERS[0]) from e
+
+
+def load_omniglot(
+    data_root: Path,
+    n: int = 0,
+    *,
+    seed: int = 0,
+    preprocessing: str = "unit",
+    download: bool = False,
+    checksums: Mapping[str, str] | None = None,
+) -> Tensor:
+    """Load the safe-alphabet Omniglot images, inverted and shrunk to 28×28.
+
+    Order: sorted by ``alphabet/character/file.png``; the first ``n`` are returned. Each image
+    is inverted (1 − img: white strokes on black) and resized 105→28 with area averaging
+    (``torch.nn.functional.interpolate(mode="area")``, an antialiasing box filter), so values
+    stay in [0, 1] and are not binary.
+
+    Args:
+        data_root: Folder holding ``omniglot/`` (or torchvision's ``omniglot-py/``).
+        n: Number of images; all of them when ``n <= 0``.
+        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
+        preprocessing: ``"unit"`` or ``"bhn_reference"``, which are the same here:
+            PROTOCOLS.md §1.5 measured that the reference numbers need the [0, 1] scale. (On
+            polarity, see the module docstring.)
+        download: If no zip is present, fetch ``images_background.zip`` with torchvision.
+        checksums: Zip name -> expected md5 or sha256; defaults to :data:`OMNIGLOT_DIGESTS`.
+
+    Returns:
+        float32 tensor of shape (N, 1, 28, 28) in [0, 1].
+
+    Raises:
+        ConfigError: If ``preprocessing`` is unknown.
+        DataError: If no zip is present (and ``download`` is False), the download fails, a
+            zip fails its checksum or is corrupt, or no safe alphabet is in the zips.
+    """
+    check_preprocessing(preprocessing)
+    checksums = OMNIGLOT_DIGESTS if checksums is None else checksums
+    paths = _zips(data_root)
+    if not paths and download:
+        _download(data_root)
+        paths = _zips(data_root)
+    if not paths:
+        raise DataError(f"Omniglot missing: none of {', '.join(ZIPS)} is in "
+                        f"{Path(data_root) / FOLDERS[0]}; copy them there, {WAYS_OUT}")
+    for path in paths:
+        if path.name not in checksums:
+            raise DataError(f"no checksum known for {path}; pass checksums for it")
+        verify_digest(path, checksums[path.name])
+    items = list_safe_images(paths)
+    if not items:
+        raise DataError(f"no image of the safe alphabets {list(SAFE_ALPHABETS)} in "
+                        f"{', '.join(str(p) for p in paths)}; are these Omniglot zips?")
+    items = first(items, n)
+    out = []
+    for start in range(0, len(items), _CHUNK):
+        strokes = 1.0 - torch.from_numpy(_decode(items[start:start + _CHUNK]))
+        out.append(F.interpolate(strokes, size=(28, 28), mode="area").clamp_(0.0, 1.0))
+    return torch.cat(out)

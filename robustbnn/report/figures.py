@@ -1,0 +1,146 @@
+"""Figures drawn from a results table alone (BHN Fig. 5 / Fig. 7 and Li & Gal Fig. 7 styles).
+
+Every function takes the tidy results frame (``robustbnn.report.store.read_results``) and
+writes PNGs, so ``robustbnn report`` can redraw them without running a model.
+
+* ``attack_<model>.png``: FGSM accuracy, mean uncertainty per measure, adversary-detection
+  and error-detection AUROC per measure against eps; one column per S_attack (1 and 32 side
+  by side).
+* ``targeted_<model>.png``: the targeted attack against step: accuracy on the true label and
+  target success, mean uncertainty per measure, and the L-infinity / L2 distortion.
+* ``fgsm_accuracy.png``: FGSM accuracy against eps for every model, one panel per S_attack.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed; set before pyplot is imported
+
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["attack_figure", "fgsm_overview", "targeted_figure", "write_figures"]
+
+METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
+
+
+def _knobs(frame: pd.DataFrame, *keys: str) -> pd.DataFrame:
+    """Add one float column per protocol knob parsed from the ``setting`` strings."""
+    parsed = frame["setting"].map(lambda s: dict(p.split("=", 1) for p in s.split(";") if p))
+    out = frame.copy()
+    for key in keys:
+        out[key] = parsed.map(lambda d, k=key: float(d[k]) if k in d else float("nan"))
+    return out
+
+
+def _save(fig: plt.Figure, path: Path) -> Path:
+    """Write atomically: a partial PNG never replaces a good one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, format="png", dpi=100, metadata=METADATA)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
+
+
+def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
+    """FGSM curves of one model against eps, S_attack columns side by side (BHN Fig. 5/7).
+
+    Returns:
+        The path written, or None when the results hold no FGSM rows for ``model``.
+    """
+    rows = results[(results["model"] == model) & (results["task"] == "fgsm")]
+    if rows.empty:
+        return None
+    rows = _knobs(rows, "eps", "S_attack")
+    s_values = sorted(rows["S_attack"].dropna().unique())
+    panels = [("accuracy", "accuracy"), ("mean_uncertainty", "mean uncertainty"),
+              ("adversary_detection", "adversary detection AUROC"),
+              ("error_detection", "error detection AUROC")]
+    fig, axes = plt.subplots(len(panels), len(s_values), figsize=(4.5 * len(s_values), 11),
+                             squeeze=False, sharex=True, sharey="row")
+    for col, s in enumerate(s_values):
+        at_s = rows[rows["S_attack"] == s]
+        for row, (metric, label) in enumerate(panels):
+            ax = axes[row][col]
+            sel = at_s[at_s["metric"] == metric]
+            for measure, curve in sel.groupby("measure", sort=True):
+                curve = curve.groupby("eps")["value"].mean()
+                ax.plot(curve.index, curve.values, marker="o", ms=3, label=measure or metric)
+            if metric in ("adversary_detection", "error_detection"):
+                ax.axhline(0.5, color="grey", lw=0.8, ls=":")
+            ax.set_xscale("log")
+            ax.set_ylabel(label)
+            if row == 0:
+                ax.set_title(f"{model}: FGSM, S_attack = {s:g}")
+            if row == len(panels) - 1:
+                ax.set_xlabel("eps")
+            if metric != "accuracy" and not sel.empty and col == len(s_values) - 1:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
+    """The targeted attack of one model against step (Li & Gal Fig. 7).
+
+    Returns:
+        The path written, or None when the results hold no targeted rows for ``model``.
+    """
+    rows = results[(results["model"] == model) & (results["task"] == "targeted")]
+    if rows.empty:
+        return None
+    rows = _knobs(rows, "step")
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
+    groups = [(["accuracy", "target_success"], "fraction"), (["mean_uncertainty"], "mean"),
+              (["linf", "l2"], "distortion")]
+    titles = ["accuracy and target success", "mean uncertainty", "distortion from x"]
+    for ax, (metrics, ylabel), title in zip(axes, groups, titles, strict=True):
+        sel = rows[rows["metric"].isin(metrics)]
+        for (metric, measure), curve in sel.groupby(["metric", "measure"], sort=True):
+            curve = curve.groupby("step")["value"].mean()
+            ax.plot(curve.index, curve.values, marker="o", ms=3, label=measure or metric)
+        ax.set_xlabel("step")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if not sel.empty:
+            ax.legend(fontsize=7)
+    fig.suptitle(f"{model}: targeted iterative FGSM")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
+    """FGSM accuracy against eps for every model, one panel per S_attack."""
+    rows = results[(results["task"] == "fgsm") & (results["metric"] == "accuracy")]
+    if rows.empty:
+        return None
+    rows = _knobs(rows, "eps", "S_attack")
+    s_values = sorted(rows["S_attack"].unique())
+    fig, axes = plt.subplots(1, len(s_values), figsize=(5.5 * len(s_values), 4.2),
+                             squeeze=False, sharey=True)
+    for ax, s in zip(axes[0], s_values, strict=True):
+        for model, curve in rows[rows["S_attack"] == s].groupby("model", sort=False):
+            curve = curve.groupby("eps")["value"].mean()
+            ax.plot(curve.index, curve.values, marker="o", ms=3, label=model)
+        ax.set_xscale("log")
+        ax.set_xlabel("eps")
+        ax.set_title(f"FGSM accuracy, S_attack = {s:g}")
+    axes[0][0].set_ylabel("accuracy")
+    axes[0][-1].legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def write_figures(results: pd.DataFrame, out_dir: Path) -> list[Path]:
+    """Every figure of a results table into ``out_dir/figures``; returns the paths written."""
+    figures = Path(out_dir) / "figures"
+    written = [fgsm_overview(results, figures / "fgsm_accuracy.png")]
+    for model in dict.fromkeys(results["model"]):
+        written.append(attack_figure(results, model, figures / f"attack_{model}.png"))
+        written.append(targeted_figure(results, model, figures / f"targeted_{model}.png"))
+    return [p for p in written if p is not None]
