@@ -20,7 +20,7 @@ PREPROCESSINGS: tuple[str, ...] = ("unit", "bhn_reference")
 GENERATED_DEFAULT_N = 10_000
 
 # Appended to DataErrors about missing files: every way out, as the MNIST loader gives them.
-WAYS_OUT = f"point --data-root or {ENV_VAR} at a folder that has them, or pass --download"
+WAYS_OUT = f"point --data-root or {ENV_VAR} at a folder that has the files, or pass --download"
 
 
 def check_preprocessing(preprocessing: str) -> None:

@@ -52,6 +52,7 @@ CIFAR10BW_DIGESTS: dict[str, str] = {
 
 
 def _test_batch(data_root: Path) -> Path | None:
+    """torchvision's ``test_batch`` in the first of :data:`BATCH_FOLDERS` that has it."""
     for sub in BATCH_FOLDERS:
         path = Path(data_root) / sub / BATCHES / TEST_BATCH
         if path.is_file():
@@ -135,6 +136,7 @@ def resize_bilinear_tf1(x: Tensor, size: tuple[int, int]) -> Tensor:
         [0.0, 1.1428571939468384, 2.2857143878936768]
     """
     def axis(n_in: int, n_out: int) -> tuple[Tensor, Tensor, Tensor]:
+        """Lower and upper source indices and the weight of the upper one."""
         src = torch.arange(n_out, dtype=torch.float64) * (n_in / n_out)
         lo = src.floor().long().clamp(max=n_in - 1)
         return lo, (lo + 1).clamp(max=n_in - 1), (src - lo).to(x.dtype)

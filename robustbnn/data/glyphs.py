@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -97,14 +98,15 @@ def render_glyph(font: str, letter: str, *, size_px: float, rotation_deg: float,
     # y points down in the image, so a counter-clockwise turn uses the transposed rotation.
     rot = size_px * np.array([[np.cos(t), np.sin(t)], [-np.sin(t), np.cos(t)]])
     centre = np.array([SIZE / 2 + shift[0], SIZE / 2 + shift[1]])
-    points, inside = _sample_points(), np.zeros(len(_sample_points()), dtype=bool)
+    points = _sample_points()
+    inside = np.zeros(len(points), dtype=bool)
     for poly in _outline(font, letter):
         inside ^= MplPath(poly @ rot.T + centre).contains_points(points)  # even-odd fill
     s = _SUPERSAMPLE
     return inside.reshape(SIZE, s, SIZE, s).mean(axis=(1, 3)).astype(np.float32)
 
 
-def glyph_params(i: int, seed: int) -> dict:
+def glyph_params(i: int, seed: int) -> dict[str, Any]:
     """Font, letter, size, rotation and shift of image ``i``, from ``default_rng([seed, i])``."""
     rng = np.random.default_rng([seed, i])
     return {

@@ -130,6 +130,7 @@ def _download(folder: Path) -> None:
 
 
 def _check_size(path: Path, expected: int | None) -> None:
+    """Raise ``DataError`` if the archive's size is not ``expected`` (None: no check)."""
     size = path.stat().st_size
     if expected is not None and size != expected:
         raise DataError(f"{path} has {size:,} bytes, expected {expected:,} (the original "

@@ -18,9 +18,12 @@ not read; we take it to be the sorted folder list (:data:`BACKGROUND_ALPHABETS`,
 :data:`SAFE_ALPHABETS`, which PROVENANCE.md derives the same way.
 
 Polarity. The PNGs hold black strokes (0) on white (1). Inverting them gives white strokes on
-black, like MNIST; that is what this loader returns. Note that in ``data_background.mat`` the
-strokes are ``True`` (``plot_image_only.m``: "binary image (black = true)"), so the
-reference's ``1 - example[0]`` produced black strokes on white, i.e. the PNGs as stored.
+black, like MNIST; that is what this loader returns. Read literally, the reference did the
+opposite: in ``data_background.mat`` strokes are ``True`` (Omniglot's ``plot_image_only.m``:
+"binary image (black = true)"), so ``1 - example[0]`` is black on white. But white on black
+is what reproduces the published MLP AUROC of 94.92: a 784-256-256-256-10 ReLU MLP (10
+epochs, two seeds) scored 94.5 and 95.0 on this loader's output and 13 and 50 on its
+inverse.
 
 References:
     Lake, Salakhutdinov & Tenenbaum, "Human-level concept learning through probabilistic
@@ -82,6 +85,7 @@ def omniglot_available(data_root: Path) -> bool:
 
 
 def _corrupt(path: Path, error: object) -> DataError:
+    """The error for an unreadable zip or member, with the fix."""
     return DataError(f"{path}: corrupt zip ({error}); delete it and re-download (--download), "
                      f"or point --data-root at a good copy")
 
@@ -155,7 +159,9 @@ def load_omniglot(
 ) -> Tensor:
     """Load the safe-alphabet Omniglot images, inverted and shrunk to 28×28.
 
-    Order: sorted by ``alphabet/character/file.png``; the first ``n`` are returned. Each image
+    Order: sorted by ``alphabet/character/file.png``; the first ``n`` are returned, so a
+    prefix holds whole alphabets (with the small zips the first 480 are Balinese): ask for
+    all (``n <= 0``) to cover every alphabet. Each image
     is inverted (1 − img: white strokes on black) and resized 105→28 with area averaging
     (``torch.nn.functional.interpolate(mode="area")``, an antialiasing box filter), so values
     stay in [0, 1] and are not binary.

@@ -1,0 +1,103 @@
+"""Test images of an MNIST-format torchvision dataset (Fashion-MNIST, KMNIST) for OOD use.
+
+The t10k images file ``t10k-images-idx3-ubyte.gz`` is looked for in ``<root>/<folder>/`` and
+in torchvision's ``<root>/<Class>/raw/``, checked against torchvision's md5 and read with
+:func:`robustbnn.data.idx.read_idx`. Labels are not needed. With ``download=True`` torchvision
+fetches the dataset (it checks the md5s of what it downloads).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from robustbnn.data._ood import WAYS_OUT, download_error, first, verify_digest
+from robustbnn.data.idx import read_idx
+from robustbnn.errors import DataError
+
+IMAGES = "t10k-images-idx3-ubyte.gz"
+
+
+@dataclass(frozen=True)
+class TorchvisionIdxSet:
+    """Where one torchvision MNIST-format dataset lives and how to check it.
+
+    Args:
+        title: Human name for messages ("Fashion-MNIST").
+        folder: Our folder under the data root ("fashion_mnist").
+        tv_class: The ``torchvision.datasets`` class name ("FashionMNIST"); its files land in
+            ``<root>/<tv_class>/raw``.
+        md5: torchvision's md5 of ``t10k-images-idx3-ubyte.gz``.
+    """
+
+    title: str
+    folder: str
+    tv_class: str
+    md5: str
+
+    def folders(self, data_root: Path) -> tuple[Path, Path]:
+        """Our folder, then torchvision's raw folder."""
+        return Path(data_root) / self.folder, Path(data_root) / self.tv_class / "raw"
+
+    def find(self, data_root: Path) -> Path | None:
+        """The images file in the first folder that has it, or None."""
+        for folder in self.folders(data_root):
+            if (folder / IMAGES).is_file():
+                return folder / IMAGES
+        return None
+
+    def available(self, data_root: Path) -> bool:
+        """True if the gzipped test images are present (no hashing)."""
+        return self.find(data_root) is not None
+
+    def _missing(self, data_root: Path) -> DataError:
+        """Name both folders, an uncompressed copy if there is one, and the ways out."""
+        ours, tv = self.folders(data_root)
+        bare = [str(f / IMAGES[:-3]) for f in (ours, tv) if (f / IMAGES[:-3]).is_file()]
+        note = (f" (found {bare[0]}, but the checksum is known for the .gz only)"
+                if bare else "")
+        return DataError(f"{self.title} test images missing: no {IMAGES} in {ours} or {tv}"
+                         f"{note}; copy it there, {WAYS_OUT}")
+
+    def _download(self, data_root: Path) -> None:
+        """Fetch the dataset with torchvision into ``<data_root>/<tv_class>/raw``."""
+        try:
+            import torchvision.datasets
+
+            getattr(torchvision.datasets, self.tv_class)(root=str(data_root), train=False,
+                                                         download=True)
+        except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one error
+            raise download_error(self.title, e, self.folders(data_root)[1]) from e
+
+    def load_images(self, data_root: Path, n: int, *, download: bool,
+                    checksums: Mapping[str, str] | None) -> np.ndarray:
+        """The first ``n`` test images (all when ``n <= 0``) as uint8 (N, 28, 28).
+
+        Args:
+            data_root: The data root.
+            n: Number of images; all when ``n <= 0``.
+            download: Fetch with torchvision if the file is missing.
+            checksums: File name -> expected md5 or sha256; defaults to ``{IMAGES: md5}``.
+
+        Raises:
+            DataError: If the file is missing (and ``download`` is False), the download
+                fails, or the file fails its checksum or is not 28×28 uint8 IDX.
+        """
+        checksums = {IMAGES: self.md5} if checksums is None else checksums
+        path = self.find(data_root)
+        if path is None and download:
+            self._download(data_root)
+            path = self.find(data_root)
+        if path is None:
+            raise self._missing(data_root)
+        if IMAGES not in checksums:
+            raise DataError(f"no checksum known for {path}; pass checksums for it")
+        verify_digest(path, checksums[IMAGES])
+        images = read_idx(path)
+        if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
+            raise DataError(f"{path}: expected uint8 images of shape (N, 28, 28), got "
+                            f"{images.dtype} {images.shape}; replace it with the official file")
+        return np.ascontiguousarray(first(images, n))

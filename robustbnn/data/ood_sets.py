@@ -1,0 +1,151 @@
+"""The ``OOD_DATASETS`` registry: out-of-distribution image sets for MNIST-trained models.
+
+Every set loads through one signature,
+``load(data_root, n, *, seed, preprocessing, download) -> Tensor``, and returns float32
+images of shape (N, 1, 28, 28). ``n <= 0`` means all of a file-based set, and 10,000 images
+of a generated one (the count of PROTOCOLS.md §1.5).
+
+Order. File-based sets return their first ``n`` images in a fixed order that ``seed`` does
+not change (stated per loader: file order for notMNIST IDX, Fashion-MNIST, KMNIST and CIFAR;
+letters interleaved for the notMNIST archive; sorted path for Omniglot). Generated sets
+(``uniform``, ``gaussian``, ``glyphs``) draw image i from ``numpy.random.default_rng([seed,
+i])``, so the first ``n`` images of a larger request are the same images.
+
+Preprocessing (:data:`PREPROCESSINGS`):
+
+- ``"unit"``: [0, 1], the model's pixel space (Gaussian noise clipped to it).
+- ``"bhn_reference"``: what the Bayesian Hypernetworks reference code fed, where it differs:
+  notMNIST (and ``glyphs``, its stand-in) in [-0.5, 0.5] and Gaussian noise unclipped. For
+  Omniglot it equals ``"unit"``, because PROTOCOLS.md §1.5 measured that the published
+  numbers need the [0, 1] scale; for uniform noise and CIFARbw the reference used [0, 1]; the
+  reference did not use Fashion-MNIST or KMNIST.
+
+Example:
+    >>> from robustbnn.data.ood_sets import OOD_DATASETS, load_ood
+    >>> load_ood("uniform", 3, seed=0).shape
+    torch.Size([3, 1, 28, 28])
+    >>> OOD_DATASETS.get("glyphs").embedded
+    True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch import Tensor
+
+from robustbnn.data._ood import PREPROCESSINGS, check_preprocessing, generated_count
+from robustbnn.data.cifar10bw import cifar10bw_available, load_cifar10bw
+from robustbnn.data.fashion_mnist import fashion_mnist_available, load_fashion_mnist
+from robustbnn.data.glyphs import glyphs_available, load_glyphs
+from robustbnn.data.kmnist import kmnist_available, load_kmnist
+from robustbnn.data.noise import gaussian_noise, uniform_noise
+from robustbnn.data.notmnist import load_notmnist, notmnist_available
+from robustbnn.data.omniglot import load_omniglot, omniglot_available
+from robustbnn.data.root import resolve_data_root
+from robustbnn.registry import Registry
+
+__all__ = ["OOD_DATASETS", "PREPROCESSINGS", "OODSpec", "load_ood"]
+
+
+@dataclass(frozen=True)
+class OODSpec:
+    """How to get one OOD image set.
+
+    Args:
+        name: Registry name (snake_case, stable: it appears in configs and results).
+        description: One line for ``--help`` and reports.
+        load: ``load(data_root, n, *, seed, preprocessing, download) -> Tensor`` of shape
+            (N, 1, 28, 28), float32; raises ``DataError`` with the fix when files are missing
+            or corrupt and ``ConfigError`` for an unknown preprocessing.
+        available: ``available(data_root) -> bool``: are the files present locally? Cheap
+            (no hashing, no parsing); always True for embedded sets.
+        embedded: True if the set is generated or ships with an installed package, so
+            ``data_root`` is ignored and nothing is downloaded.
+    """
+
+    name: str
+    description: str
+    load: Callable[..., Tensor]
+    available: Callable[[Path], bool]
+    embedded: bool = False
+
+
+OOD_DATASETS: Registry[OODSpec] = Registry("OOD set")
+
+
+def _always(data_root: Path | None = None) -> bool:
+    """Embedded sets are always available."""
+    return True
+
+
+def load_uniform(data_root: Path | None = None, n: int = 0, *, seed: int = 0,
+                 preprocessing: str = "unit", download: bool = False) -> Tensor:
+    """U[0, 1) noise per pixel (both preprocessings); see :func:`noise.uniform_noise`."""
+    check_preprocessing(preprocessing)
+    return uniform_noise(generated_count(n), seed=seed)
+
+
+def load_gaussian(data_root: Path | None = None, n: int = 0, *, seed: int = 0,
+                  preprocessing: str = "unit", download: bool = False) -> Tensor:
+    """N(0, 1) noise per pixel, clipped to [0, 1] for ``"unit"``, unclipped for the reference."""
+    check_preprocessing(preprocessing)
+    return gaussian_noise(generated_count(n), seed=seed, clip=preprocessing == "unit")
+
+
+for _spec in (
+    OODSpec("uniform", "uniform noise U[0,1) per pixel, generated per index",
+            load_uniform, _always, embedded=True),
+    OODSpec("gaussian", "Gaussian noise N(0,1) per pixel (clipped to [0,1] unless "
+            "bhn_reference), generated per index", load_gaussian, _always, embedded=True),
+    OODSpec("notmnist", "notMNIST letters A-J (10k IDX sample, else notMNIST_small.tar.gz)",
+            load_notmnist, notmnist_available),
+    OODSpec("omniglot", "Omniglot characters of the 15 digit-free background alphabets, "
+            "inverted, 28x28", load_omniglot, omniglot_available),
+    OODSpec("cifar10bw", "CIFAR-10 in grayscale at 28x28 (test batch, else the 4k train "
+            "sprites)", load_cifar10bw, cifar10bw_available),
+    OODSpec("glyphs", "generated letters A-J in matplotlib's fonts, not notMNIST",
+            load_glyphs, glyphs_available, embedded=True),
+    OODSpec("fashion_mnist", "Fashion-MNIST test images", load_fashion_mnist,
+            fashion_mnist_available),
+    OODSpec("kmnist", "Kuzushiji-MNIST test images", load_kmnist, kmnist_available),
+):
+    OOD_DATASETS.register(_spec.name, _spec)
+
+
+def load_ood(
+    name: str,
+    n: int = 0,
+    data_root: str | Path | None = None,
+    *,
+    seed: int = 0,
+    preprocessing: str = "unit",
+    download: bool = False,
+) -> Tensor:
+    """Load a registered OOD set.
+
+    Args:
+        name: A name from ``OOD_DATASETS.names()``.
+        n: Number of images: the first ``n`` in the set's fixed order; all of a file-based
+            set (10,000 of a generated one) when ``n <= 0``.
+        data_root: The ``--data-root`` value; None falls back to ``$ROBUSTBNN_DATA``, then to
+            the user cache folder (see :func:`resolve_data_root`). Ignored for embedded sets.
+        seed: Seed of generated sets (image i comes from ``default_rng([seed, i])``); file
+            sets ignore it.
+        preprocessing: One of :data:`PREPROCESSINGS`.
+        download: Allow downloading missing files (needs network).
+
+    Returns:
+        float32 tensor of shape (N, 1, 28, 28).
+
+    Raises:
+        UnknownNameError: If ``name`` is not registered; lists the known names.
+        ConfigError: If ``preprocessing`` is unknown.
+        DataError: If files are missing, corrupt, or the data root is wrong.
+    """
+    spec = OOD_DATASETS.get(name)
+    check_preprocessing(preprocessing)
+    root = Path() if spec.embedded else resolve_data_root(data_root)
+    return spec.load(root, n, seed=seed, preprocessing=preprocessing, download=download)

@@ -1,0 +1,182 @@
+"""The CIFARbw OOD loader on tiny PNG sprites and test-batch pickles (no network)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torchvision.datasets
+
+from robustbnn.data._ood import md5_file
+from robustbnn.data.cifar10bw import (
+    CIFAR10BW_DIGESTS,
+    cifar10bw_available,
+    load_cifar10bw,
+    resize_bilinear_tf1,
+)
+from robustbnn.errors import DataError
+from tests.data._ood_fixtures import write_cifar_sprite, write_test_batch
+
+WEIGHTS = np.array([0.2989, 0.587, 0.114])
+
+
+def tf1_bilinear(img: np.ndarray, out: int = 28) -> np.ndarray:
+    """Oracle, written from TF1's resize_bilinear kernel (half_pixel_centers=False)."""
+    n = img.shape[0]
+    res = np.empty((out, out))
+    for i in range(out):
+        for j in range(out):
+            y, x = i * n / out, j * n / out
+            y0, x0 = int(np.floor(y)), int(np.floor(x))
+            y1, x1 = min(y0 + 1, n - 1), min(x0 + 1, n - 1)
+            dy, dx = y - y0, x - x0
+            top = img[y0, x0] + (img[y0, x1] - img[y0, x0]) * dx
+            bottom = img[y1, x0] + (img[y1, x1] - img[y1, x0]) * dx
+            res[i, j] = top + (bottom - top) * dy
+    return res
+
+
+def cifarbw_oracle(images: np.ndarray) -> np.ndarray:
+    return np.stack([tf1_bilinear((img / 255.0) @ WEIGHTS) for img in images])
+
+
+@pytest.fixture
+def rgb():
+    return np.random.default_rng(0).integers(0, 256, size=(5, 32, 32, 3), dtype=np.uint8)
+
+
+@pytest.fixture
+def sprites(tmp_path, rgb):
+    """Sprite 0 holds images 0-2, sprite 1 images 3-4 (distinct row counts)."""
+    folder = tmp_path / "cifar10"
+    return {
+        "cifar10_batch_0.png": write_cifar_sprite(folder / "cifar10_batch_0.png", rgb[:3]),
+        "cifar10_batch_1.png": write_cifar_sprite(folder / "cifar10_batch_1.png", rgb[3:]),
+    }
+
+
+def test_test_batch_md5_matches_torchvision():
+    assert [["test_batch", CIFAR10BW_DIGESTS["test_batch"]]] == \
+        [list(e) for e in torchvision.datasets.CIFAR10.test_list]
+
+
+def test_sprites(tmp_path, rgb, sprites):
+    assert cifar10bw_available(tmp_path)
+    x = load_cifar10bw(tmp_path, checksums=sprites)
+    assert x.shape == (5, 1, 28, 28) and x.dtype == torch.float32
+    assert 0.0 <= x.min() and x.max() <= 1.0
+    assert torch.allclose(x[:, 0].double(), torch.from_numpy(cifarbw_oracle(rgb)), atol=1e-5)
+    assert torch.equal(load_cifar10bw(tmp_path, 4, checksums=sprites), x[:4])
+    assert torch.equal(load_cifar10bw(tmp_path, preprocessing="bhn_reference",
+                                      checksums=sprites), x)
+
+
+def test_sprite_layout_row_is_image_column_is_pixel(tmp_path):
+    img = np.zeros((2, 32, 32, 3), dtype=np.uint8)
+    img[0, :, :, 1] = np.arange(32, dtype=np.uint8)[None, :] * 8  # green ramp along x
+    img[1, :, :, 0] = 255  # all red
+    sums = {"cifar10_batch_0.png": write_cifar_sprite(tmp_path / "cifar10" /
+                                                      "cifar10_batch_0.png", img)}
+    x = load_cifar10bw(tmp_path, checksums=sums)[:, 0].double()
+    ramp = 0.587 * 8 * torch.arange(28, dtype=torch.float64) * 32 / 28 / 255
+    assert torch.allclose(x[0], ramp.expand(28, 28), atol=1e-5)
+    assert torch.allclose(x[1], torch.full((28, 28), 0.2989, dtype=torch.float64), atol=1e-6)
+
+
+def test_test_batch_preferred(tmp_path, rgb, sprites):
+    path = tmp_path / "cifar-10-batches-py" / "test_batch"
+    write_test_batch(path, rgb[::-1])
+    sums = {**sprites, "test_batch": md5_file(path)}  # exercises the md5 branch
+    x = load_cifar10bw(tmp_path, checksums=sums)
+    assert torch.allclose(x[:, 0].double(), torch.from_numpy(cifarbw_oracle(rgb[::-1])),
+                          atol=1e-5)
+
+
+def test_test_batch_in_cifar10_folder(tmp_path, rgb):
+    path = tmp_path / "cifar10" / "cifar-10-batches-py" / "test_batch"
+    write_test_batch(path, rgb[:2])
+    assert len(load_cifar10bw(tmp_path, checksums={"test_batch": md5_file(path)})) == 2
+
+
+def test_sprites_stop_at_first_gap(tmp_path, rgb):
+    folder = tmp_path / "cifar10"
+    sums = {"cifar10_batch_0.png": write_cifar_sprite(folder / "cifar10_batch_0.png", rgb[:2]),
+            "cifar10_batch_2.png": write_cifar_sprite(folder / "cifar10_batch_2.png", rgb[2:])}
+    assert len(load_cifar10bw(tmp_path, checksums=sums)) == 2
+
+
+def test_default_checksums_reject_fixtures(tmp_path, rgb, sprites):
+    with pytest.raises(DataError, match="cifar10_batch_0.png: expected sha256 0614720d"):
+        load_cifar10bw(tmp_path)
+    write_test_batch(tmp_path / "cifar-10-batches-py" / "test_batch", rgb)
+    with pytest.raises(DataError, match="test_batch: expected md5 40351d58"):
+        load_cifar10bw(tmp_path)
+
+
+def test_corrupt_sprite(tmp_path):
+    path = tmp_path / "cifar10" / "cifar10_batch_0.png"
+    path.parent.mkdir()
+    path.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    with pytest.raises(DataError, match="cifar10_batch_0.png: unreadable PNG"):
+        load_cifar10bw(tmp_path, checksums={path.name: md5_file(path)})
+
+
+def test_sprite_of_wrong_width(tmp_path):
+    from tests.data._ood_fixtures import png_bytes
+
+    path = tmp_path / "cifar10" / "cifar10_batch_0.png"
+    path.parent.mkdir()
+    path.write_bytes(png_bytes(np.zeros((3, 1000, 3), dtype=np.uint8)))
+    with pytest.raises(DataError, match="sprite is 1000 pixels wide, expected 1024"):
+        load_cifar10bw(tmp_path, checksums={path.name: md5_file(path)})
+
+
+def test_corrupt_test_batch(tmp_path):
+    path = tmp_path / "cifar-10-batches-py" / "test_batch"
+    path.parent.mkdir()
+    path.write_bytes(b"\x80\x04garbage")
+    with pytest.raises(DataError, match="test_batch: not a CIFAR-10 batch"):
+        load_cifar10bw(tmp_path, checksums={"test_batch": md5_file(path)})
+
+
+def test_missing_files(tmp_path):
+    assert not cifar10bw_available(tmp_path)
+    with pytest.raises(DataError) as info:
+        load_cifar10bw(tmp_path)
+    message = str(info.value)
+    assert str(tmp_path / "cifar-10-batches-py" / "test_batch") in message
+    assert str(tmp_path / "cifar10" / "cifar10_batch_0.png") in message
+    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+
+
+def test_download_uses_torchvision(tmp_path, rgb, monkeypatch):
+    calls, sums = [], {}
+
+    def fake_cifar10(root, train, download):
+        calls.append((root, train, download))
+        path = tmp_path / "cifar-10-batches-py" / "test_batch"
+        write_test_batch(path, rgb)
+        sums["test_batch"] = md5_file(path)
+
+    monkeypatch.setattr(torchvision.datasets, "CIFAR10", fake_cifar10)
+    assert load_cifar10bw(tmp_path, download=True, checksums=sums).shape == (5, 1, 28, 28)
+    assert calls == [(str(tmp_path), False, True)]
+
+
+def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
+    def offline(root, train, download):
+        raise RuntimeError("<urlopen error [Errno 101] Network is unreachable>")
+
+    monkeypatch.setattr(torchvision.datasets, "CIFAR10", offline)
+    with pytest.raises(DataError, match=r"^could not download CIFAR-10 \(RuntimeError: "):
+        load_cifar10bw(tmp_path, download=True)
+
+
+def test_resize_bilinear_tf1_matches_oracle_and_clamps():
+    img = torch.rand(2, 3, 32, 32, dtype=torch.float64)
+    out = resize_bilinear_tf1(img, (28, 28))
+    assert out.shape == (2, 3, 28, 28)
+    assert np.allclose(out[1, 2].numpy(), tf1_bilinear(img[1, 2].numpy()))
+    assert torch.equal(resize_bilinear_tf1(img, (32, 32)), img)
+    up = resize_bilinear_tf1(torch.arange(4.0).expand(1, 1, 4, 4), (8, 8))[0, 0, 0]
+    assert up.tolist() == [0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.0]  # last column clamped

@@ -1,0 +1,189 @@
+"""The notMNIST OOD loader on tiny IDX and tar.gz fixtures (the real files: test_ood_real.py)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+
+import numpy as np
+import pytest
+import torch
+import torchvision.datasets.utils
+
+from robustbnn.data import sha256_file, write_idx
+from robustbnn.data.notmnist import (
+    ARCHIVE_URL,
+    NOTMNIST_SHA256,
+    load_notmnist,
+    notmnist_available,
+    read_notmnist_archive,
+)
+from robustbnn.errors import ConfigError, DataError
+from tests.data._ood_fixtures import write_notmnist_tar
+
+# Copied from shared/data/SHA256SUMS, independently of robustbnn/data/notmnist.py.
+OFFICIAL_SHA256 = {
+    "t10k-images-idx3-ubyte.gz":
+        "70ae9e06201f2827e5b0a3781a3169d735dd2efc69996b9eeaee7f10ed4044d7",
+    "t10k-labels-idx1-ubyte.gz":
+        "1fa03836e01c862542f8eb83463bb951bebec6fcb3efa28dad748c6b38a9021b",
+}
+
+
+@pytest.fixture
+def idx_images(tmp_path):
+    """7 random 28x28 uint8 images written as notmnist/t10k-images-idx3-ubyte.gz."""
+    images = np.random.default_rng(0).integers(0, 256, size=(7, 28, 28), dtype=np.uint8)
+    path = tmp_path / "notmnist" / "t10k-images-idx3-ubyte.gz"
+    path.parent.mkdir()
+    write_idx(path, images)
+    return images, {path.name: sha256_file(path)}
+
+
+def test_official_checksums():
+    assert NOTMNIST_SHA256 == OFFICIAL_SHA256
+
+
+def test_idx_unit(tmp_path, idx_images):
+    images, sums = idx_images
+    assert notmnist_available(tmp_path)
+    x = load_notmnist(tmp_path, checksums=sums)
+    assert x.shape == (7, 1, 28, 28) and x.dtype == torch.float32
+    assert torch.equal(x[:, 0], torch.from_numpy(images).float() / 255)
+    assert torch.equal(load_notmnist(tmp_path, 3, checksums=sums), x[:3])  # the first n
+    assert len(load_notmnist(tmp_path, -1, checksums=sums)) == 7
+
+
+def test_idx_bhn_reference_is_centred(tmp_path, idx_images):
+    images, sums = idx_images
+    x = load_notmnist(tmp_path, preprocessing="bhn_reference", checksums=sums)
+    assert torch.allclose(x[:, 0], (torch.from_numpy(images).float() - 127.5) / 255)
+    assert x.min() >= -0.5 and x.max() <= 0.5 and x.min() < 0
+
+
+def test_default_checksum_rejects_fixture(tmp_path, idx_images):
+    actual = idx_images[1]["t10k-images-idx3-ubyte.gz"]
+    with pytest.raises(DataError) as info:
+        load_notmnist(tmp_path)
+    message = str(info.value)
+    assert f"checksum mismatch for {tmp_path / 'notmnist' / 't10k-images-idx3-ubyte.gz'}: " \
+           f"expected sha256 70ae9e06" in message
+    assert f"got {actual}" in message and "--download" in message
+
+
+def test_idx_wrong_shape(tmp_path):
+    path = tmp_path / "notmnist" / "t10k-images-idx3-ubyte.gz"
+    path.parent.mkdir()
+    write_idx(path, np.zeros((2, 32, 32), dtype=np.uint8))
+    with pytest.raises(DataError, match=r"shape \(N, 28, 28\), got uint8 \(2, 32, 32\)"):
+        load_notmnist(tmp_path, checksums={path.name: sha256_file(path)})
+
+
+def test_archive_interleaves_letters_and_skips_unreadable(tmp_path, caplog):
+    path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
+    written = write_notmnist_tar(path, {"A": 3, "B": 2, "C": 1, "J": 2}, seed=1,
+                                 empty=("A/empty.png",))
+    caplog.set_level(logging.INFO, logger="robustbnn.data.notmnist")
+    x = load_notmnist(tmp_path, archive_bytes=None)
+    assert x.shape == (8, 1, 28, 28)
+    order = [("A", 0), ("B", 0), ("C", 0), ("J", 0), ("A", 1), ("B", 1), ("J", 1), ("A", 2)]
+    expected = np.stack([written[c][k] for c, k in order])
+    assert torch.equal(x[:, 0], torch.from_numpy(expected).float() / 255)
+    assert "skipped 1 unreadable PNG" in caplog.text and "A/empty.png" in caplog.text
+    assert read_notmnist_archive(path).dtype == np.uint8
+
+
+def test_idx_preferred_over_archive(tmp_path, idx_images):
+    write_notmnist_tar(tmp_path / "notmnist" / "notMNIST_small.tar.gz", {"A": 2}, seed=0)
+    assert len(load_notmnist(tmp_path, checksums=idx_images[1])) == 7
+
+
+def test_archive_size_check(tmp_path):
+    path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
+    write_notmnist_tar(path, {"A": 1}, seed=0)
+    size = path.stat().st_size
+    with pytest.raises(DataError, match=f"has {size:,} bytes, expected 8,458,043"):
+        load_notmnist(tmp_path)
+
+
+def test_truncated_archive(tmp_path):
+    path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
+    write_notmnist_tar(path, {"A": 4, "B": 4}, seed=0)
+    path.write_bytes(path.read_bytes()[:-200])
+    with pytest.raises(DataError, match="notMNIST_small.tar.gz: corrupt or truncated archive"):
+        load_notmnist(tmp_path, archive_bytes=None)
+
+
+def test_archive_with_wrong_image_size(tmp_path):
+    import io
+    import tarfile
+
+    from tests.data._ood_fixtures import png_bytes
+
+    path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
+    path.parent.mkdir()
+    data = png_bytes(np.zeros((32, 30), dtype=np.uint8))
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("notMNIST_small/B/x.png")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    with pytest.raises(DataError, match="B/x.png is 30x32, expected 28x28"):
+        load_notmnist(tmp_path, archive_bytes=None)
+
+
+def test_archive_without_letters(tmp_path):
+    path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
+    write_notmnist_tar(path, {"K": 2}, seed=0)
+    with pytest.raises(DataError, match="no PNGs in folders A..J"):
+        load_notmnist(tmp_path, archive_bytes=None)
+
+
+def test_missing_files(tmp_path):
+    assert not notmnist_available(tmp_path)
+    with pytest.raises(DataError) as info:
+        load_notmnist(tmp_path)
+    message = str(info.value)
+    assert str(tmp_path / "notmnist" / "t10k-images-idx3-ubyte.gz") in message
+    assert str(tmp_path / "notmnist" / "notMNIST_small.tar.gz") in message
+    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+
+
+def test_download_fetches_archive(tmp_path, monkeypatch):
+    source = tmp_path / "fixture.tar.gz"
+    written = write_notmnist_tar(source, {"A": 2, "B": 1}, seed=3)
+    calls = []
+
+    def fake_download_url(url, root, filename=None, md5=None):
+        calls.append((url, root, filename))
+        shutil.copy(source, f"{root}/{filename}")
+
+    monkeypatch.setattr(torchvision.datasets.utils, "download_url", fake_download_url)
+    root = tmp_path / "root"
+    root.mkdir()
+    x = load_notmnist(root, download=True, archive_bytes=source.stat().st_size)
+    assert calls == [(ARCHIVE_URL, str(root / "notmnist"), "notMNIST_small.tar.gz")]
+    assert torch.equal(x[0, 0], torch.from_numpy(written["A"][0]).float() / 255)
+    assert x.shape == (3, 1, 28, 28)
+
+
+def test_no_download_when_present(tmp_path, idx_images, monkeypatch):
+    monkeypatch.setattr(torchvision.datasets.utils, "download_url", None)  # fails if called
+    assert len(load_notmnist(tmp_path, download=True, checksums=idx_images[1])) == 7
+
+
+def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
+    def offline(url, root, filename=None, md5=None):
+        raise OSError("[Errno -3] Temporary failure\nin name resolution")
+
+    monkeypatch.setattr(torchvision.datasets.utils, "download_url", offline)
+    with pytest.raises(DataError) as info:
+        load_notmnist(tmp_path, download=True)
+    message = str(info.value)
+    assert message.startswith("could not download notMNIST (OSError: [Errno -3]")
+    assert str(tmp_path / "notmnist") in message and "\n" not in message
+
+
+def test_unknown_preprocessing(tmp_path, idx_images):
+    with pytest.raises(ConfigError, match=r"unknown OOD preprocessing 'zscore'; known: "
+                                          r"\['unit', 'bhn_reference'\]"):
+        load_notmnist(tmp_path, preprocessing="zscore", checksums=idx_images[1])
