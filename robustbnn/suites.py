@@ -62,9 +62,16 @@ QUICK_BUDGET = (
     "vhn.epochs=50", "vhn.lr=0.003", "vhn.log_var_shift=-3",
     "mvn.epochs=30", "mvn.hidden=(800,800)", "mvn.kl_weight=0.0001",
     # The BHN code's default primary net has one hidden layer; its MNIST launcher uses 800.
-    "bhn_iaf.hidden=(800,)", "bhn_iaf.epochs=20",
-    "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=20",
-    "bhn_full.epochs=50", "bhn_full.flow_hidden=8",
+    # The paper trains 200 epochs; in 40 the q(g) scale would move < 1 nat in log-space from
+    # the code's init (std ≈ 0.002) and the BHN stays a point estimate, so q starts wider
+    # (std ≈ 0.05) and the code's optional 10× lr decay settles the noisy one-ε-per-batch
+    # training. Measured on mnist5k, seed 0 (bhn_realnvp): 92.6% → 94.0%.
+    "bhn_iaf.hidden=(800,)", "bhn_iaf.epochs=40", "bhn_iaf.init_log_scale=-3.0",
+    "bhn_iaf.lr_decay=10.0",
+    "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=40", "bhn_realnvp.init_log_scale=-3.0",
+    "bhn_realnvp.lr_decay=10.0",
+    "bhn_full.hidden=(100,)", "bhn_full.epochs=60", "bhn_full.flow_hidden=8",
+    "bhn_full.lr_decay=10.0",
 )
 
 SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET, n_targeted=300))
