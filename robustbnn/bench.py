@@ -20,7 +20,7 @@ from robustbnn import __version__, cache
 from robustbnn.attacks import FGSM, TargetedIFGSM
 from robustbnn.config import override, parse_set
 from robustbnn.data import DataBundle, Split, load_dataset
-from robustbnn.data.noise import gaussian_noise, uniform_noise
+from robustbnn.data.ood_sets import OOD_DATASETS, check_preprocessing, load_ood
 from robustbnn.errors import ConfigError
 from robustbnn.evaluate import (clean_rows, fgsm_rows, ood_rows, sanity_rows, targeted_rows,
                                 uncertainty_scores)
@@ -35,7 +35,6 @@ from robustbnn.train import fit
 
 log = logging.getLogger(__name__)
 
-OOD_SETS = {"uniform": uniform_noise, "gaussian": gaussian_noise}
 
 
 def make_generator(device: torch.device, seed: int, *keys: str) -> torch.Generator:
@@ -122,7 +121,7 @@ def legend(cfg: BenchConfig) -> str:
         f"samples for every evaluation; FGSM with S_attack ∈ {list(cfg.s_attack)}, objective "
         f"`{cfg.attack_objective}` (CE of the MC predictive), label `{cfg.attack_label}`, "
         f"clip to [0, 1] = {cfg.attack_clip}; OOD sets {list(cfg.ood)} ({cfg.n_ood} images, "
-        "preprocessing `unit`: pixels in [0, 1]), OOD is the positive class, score = the "
+        f"preprocessing `{cfg.ood_preprocessing}`), OOD is the positive class, score = the "
         "uncertainty measure with the best AUROC (named)."
     )
 
@@ -151,8 +150,9 @@ def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: to
 
 
 def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
-              cache_dir: Path | None, progress: bool) -> tuple[list[Result], dict]:
-    """Fit or load one model and run every evaluation task on it."""
+              cache_dir: Path | None, progress: bool,
+              ood_sets: dict[str, torch.Tensor] | None = None) -> tuple[list[Result], dict]:
+    """Fit or load one model and run every evaluation task on it (OOD: ``ood_sets``)."""
     spec = MODELS.get(name)
     model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
                               device=device, cache_dir=cache_dir, progress=progress)
@@ -191,8 +191,7 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
             seed=cfg.seed, dataset=data.name,
             attack_generator=make_generator(device, cfg.seed, name, "attack", "targeted"),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "targeted"))
-    for ood in cfg.ood:
-        x_ood = OOD_SETS[ood](cfg.n_ood, seed=cfg.seed, shape=tuple(x.shape[1:])).to(device)
+    for ood, x_ood in (ood_sets or {}).items():
         probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
                                  generator=make_generator(device, cfg.seed, name, "eval", ood))
         rows += ood_rows(scores_in, probs_out, ood_name=ood, name=name, seed=cfg.seed)
@@ -217,13 +216,16 @@ def run_bench(
         UserError: For unknown names, missing or corrupt data, and diverged training.
     """
     cfg = resolve_models(cfg)
-    unknown = [ood for ood in cfg.ood if ood not in OOD_SETS]
-    if unknown:  # before any training, so a typo costs nothing
-        raise ConfigError(f"unknown OOD set {unknown[0]!r}; known: {sorted(OOD_SETS)}")
+    for ood in cfg.ood:  # before any training or loading, so a typo costs nothing
+        OOD_DATASETS.get(ood)
+    check_preprocessing(cfg.ood_preprocessing)
     started = dt.datetime.now(dt.timezone.utc)
     data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
     log.info("data %s: %d train / %d val / %d test (%s)", data.name, len(data.train),
              len(data.val), len(data.test), data.source)
+    ood_sets = {ood: load_ood(ood, cfg.n_ood, data_root, seed=cfg.seed, download=download,
+                              preprocessing=cfg.ood_preprocessing).to(device)
+                for ood in cfg.ood}
     rows: list[Result] = []
     models: dict[str, dict] = {}
     bar = tqdm(cfg.models, desc="bench", unit="model", disable=not progress)
@@ -231,7 +233,7 @@ def run_bench(
         bar.set_postfix(model=name)
         t0 = time.perf_counter()
         model_rows, info = run_model(name, cfg, data, device=device, cache_dir=cache_dir,
-                                     progress=progress)
+                                     progress=progress, ood_sets=ood_sets)
         info["seconds"] = time.perf_counter() - t0
         rows += model_rows
         models[name] = info

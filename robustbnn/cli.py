@@ -102,6 +102,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="load and save trained models (default: on)")
     bench.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
                        help="download missing dataset files (needs network)")
+    bench.add_argument("--ood", type=_split_names, metavar="A,B",
+                       help="OOD sets, comma-separated (default: the suite's; see "
+                            "`robustbnn datasets`)")
+    bench.add_argument("--ood-preprocessing", choices=["unit", "bhn_reference"],
+                       help="pixel scale of the OOD sets: unit = [0, 1] (default); "
+                            "bhn_reference = the BHN code's (notMNIST in [-0.5, 0.5], "
+                            "unclipped Gaussian)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
 
@@ -122,6 +129,10 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
         changes["dataset"] = args.dataset
     if args.seed is not None:
         changes["seed"] = args.seed
+    if args.ood:
+        changes["ood"] = args.ood
+    if args.ood_preprocessing:
+        changes["ood_preprocessing"] = args.ood_preprocessing
     if args.overrides:
         changes["overrides"] = (*cfg.overrides, *args.overrides)
     return dataclasses.replace(cfg, **changes)
@@ -169,12 +180,17 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from robustbnn.data import DATASETS, resolve_data_root
+    from robustbnn.data import DATASETS, OOD_DATASETS, resolve_data_root
 
     root = resolve_data_root(args.data_root)
-    sys.stdout.write(f"# data root: {root}\n")
+    sys.stdout.write(f"# data root: {root}\n# training sets (--dataset)\n")
     for name in DATASETS.names():
         spec = DATASETS.get(name)
+        status = "available" if spec.available(root) else "missing"
+        sys.stdout.write(f"{name}\t{status}\t{spec.description}\n")
+    sys.stdout.write("# OOD sets (--ood)\n")
+    for name in OOD_DATASETS.names():
+        spec = OOD_DATASETS.get(name)
         status = "available" if spec.available(root) else "missing"
         sys.stdout.write(f"{name}\t{status}\t{spec.description}\n")
     return 0

@@ -34,8 +34,9 @@ class BenchConfig:
     targeted_s_attack: int = 10  # Li & Gal: 10 MC samples per gradient (1 if deterministic)
     targeted_every: int = 10  # checkpoint every 10 steps (Li & Gal Fig. 7)
     n_targeted: int = 0  # first n test points before dropping class 0 (0 = all)
-    ood: tuple[str, ...] = ("uniform",)
+    ood: tuple[str, ...] = ("uniform", "gaussian", "glyphs")  # embedded: no download needed
     n_ood: int = 1000
+    ood_preprocessing: str = "unit"  # "unit" = [0, 1]; "bhn_reference" = the BHN code's scales
 
 
 SUITES: Registry[BenchConfig] = Registry("suite")
@@ -70,8 +71,7 @@ QUICK_BUDGET = (
     "bhn_iaf.lr_decay=10.0",
     "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=40", "bhn_realnvp.init_log_scale=-3.0",
     "bhn_realnvp.lr_decay=10.0",
-    "bhn_full.hidden=(100,)", "bhn_full.epochs=60", "bhn_full.flow_hidden=8",
-    "bhn_full.lr_decay=10.0",
+    "bhn_full.epochs=50", "bhn_full.flow_hidden=8",
 )
 
 SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET, n_targeted=300))

@@ -141,3 +141,38 @@ def test_diverged_training_is_an_error_and_caches_nothing(
     assert "training mlp diverged" in line and "epoch" in line and "step" in line
     assert not list((tmp_path / "cache").rglob("*.safetensors"))
     assert not (tmp_path / "out" / "results.csv").exists()
+
+
+def test_unknown_ood_set_fails_before_training(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--ood", "uniform,svhn") == 1
+    line = _error_line(capsys)
+    assert "unknown OOD set 'svhn'; known: " in line and "'glyphs'" in line
+    assert not (tmp_path / "cache").exists()  # nothing was trained
+
+
+def test_missing_ood_files_fail_before_training(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(tmp_path, "--ood", "notmnist", "--data-root", str(tmp_path)) == 1
+    line = _error_line(capsys)
+    assert "notmnist" in line and "--data-root" in line
+    assert not (tmp_path / "cache").exists()
+
+
+def test_datasets_lists_the_ood_sets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["datasets", "--data-root", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split("\t")[0]: line.split("\t")[1] for line in out.splitlines()
+            if not line.startswith("#")}
+    assert "# OOD sets (--ood)" in out
+    assert rows["glyphs"] == rows["uniform"] == "available"
+    assert rows["notmnist"] == rows["omniglot"] == "missing"
+
+
+def test_ood_sets_and_preprocessing_reach_results_and_legend(tmp_path: Path) -> None:
+    assert _bench(tmp_path, "--models", "mlp", "--ood", "gaussian,glyphs",
+                  "--ood-preprocessing", "bhn_reference") == 0
+    results = pd.read_csv(tmp_path / "out" / "results.csv")
+    assert set(results.loc[results["task"] == "ood", "dataset"]) == {"gaussian", "glyphs"}
+    board = (tmp_path / "out" / "leaderboard.md").read_text()
+    assert "preprocessing `bhn_reference`" in board and "OOD AUROC glyphs" in board
