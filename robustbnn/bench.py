@@ -28,6 +28,7 @@ from robustbnn.models import MODELS, BayesianModule
 from robustbnn.predict import sample_probs
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.figures import write_figures
+from robustbnn.report.scores import write_scores
 from robustbnn.report.schema import Result
 from robustbnn.report.store import write_json, write_results, write_text_atomic
 from robustbnn.suites import BenchConfig
@@ -151,8 +152,12 @@ def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: to
 
 def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
               cache_dir: Path | None, progress: bool,
-              ood_sets: dict[str, torch.Tensor] | None = None) -> tuple[list[Result], dict]:
-    """Fit or load one model and run every evaluation task on it (OOD: ``ood_sets``)."""
+              ood_sets: dict[str, torch.Tensor] | None = None,
+              scores_dir: Path | None = None) -> tuple[list[Result], dict]:
+    """Fit or load one model and run every evaluation task on it (OOD: ``ood_sets``).
+
+    With ``scores_dir``, per-example OOD scores go to ``scores_dir/scores/<model>/<set>.npz``.
+    """
     spec = MODELS.get(name)
     model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
                               device=device, cache_dir=cache_dir, progress=progress)
@@ -194,7 +199,11 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
     for ood, x_ood in (ood_sets or {}).items():
         probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
                                  generator=make_generator(device, cfg.seed, name, "eval", ood))
-        rows += ood_rows(scores_in, probs_out, ood_name=ood, name=name, seed=cfg.seed)
+        scores_out = uncertainty_scores(probs_out)
+        rows += ood_rows(scores_in, scores_out, s_eval=cfg.s_eval, ood_name=ood, name=name,
+                         seed=cfg.seed)
+        if scores_dir is not None:
+            write_scores(scores_dir, name, ood, scores_in, scores_out)
     return rows, info
 
 
@@ -233,7 +242,7 @@ def run_bench(
         bar.set_postfix(model=name)
         t0 = time.perf_counter()
         model_rows, info = run_model(name, cfg, data, device=device, cache_dir=cache_dir,
-                                     progress=progress, ood_sets=ood_sets)
+                                     progress=progress, ood_sets=ood_sets, scores_dir=out_dir)
         info["seconds"] = time.perf_counter() - t0
         rows += model_rows
         models[name] = info

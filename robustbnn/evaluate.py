@@ -97,16 +97,25 @@ def fgsm_rows(
 
 def ood_rows(
     scores_in: dict[str, np.ndarray],
-    probs_out: Tensor,
+    scores_out: dict[str, np.ndarray],
     *,
+    s_eval: int,
     ood_name: str,
     name: str,
     seed: int,
 ) -> list[Result]:
-    """OOD detection (OOD = positive class) for every uncertainty measure and ranking metric."""
-    scores_out = uncertainty_scores(probs_out)
-    knobs = setting(S_eval=probs_out.shape[0], n_in=len(next(iter(scores_in.values()))),
-                    n_out=probs_out.shape[1])
+    """OOD detection (OOD = positive class) for every uncertainty measure and ranking metric.
+
+    Args:
+        scores_in: Per-measure scores of the in-distribution test points, each (N_in,).
+        scores_out: Per-measure scores of the OOD points, each (N_out,).
+        s_eval: Posterior samples behind the scores, for the rows' setting.
+        ood_name: The OOD set, the rows' ``dataset``.
+        name: Model name.
+        seed: Run seed.
+    """
+    knobs = setting(S_eval=s_eval, n_in=len(next(iter(scores_in.values()))),
+                    n_out=len(next(iter(scores_out.values()))))
     rows = []
     for measure, s_in in scores_in.items():
         labels = np.r_[np.zeros(len(s_in)), np.ones(len(scores_out[measure]))]

@@ -176,3 +176,19 @@ def test_ood_sets_and_preprocessing_reach_results_and_legend(tmp_path: Path) -> 
     assert set(results.loc[results["task"] == "ood", "dataset"]) == {"gaussian", "glyphs"}
     board = (tmp_path / "out" / "leaderboard.md").read_text()
     assert "preprocessing `bhn_reference`" in board and "OOD AUROC glyphs" in board
+
+
+def test_bench_saves_per_example_scores_that_reproduce_the_metrics(tmp_path: Path) -> None:
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    assert _bench(tmp_path, "--models", "mlp") == 0
+    out = tmp_path / "out"
+    results = pd.read_csv(out / "results.csv", keep_default_na=False)
+    with np.load(out / "scores" / "mlp" / "glyphs.npz") as data:
+        expected = roc_auc_score(data["is_ood"], data["bald"])
+        assert data["is_ood"].sum() == 200 and len(data["is_ood"]) == 400
+    row = results[(results["task"] == "ood") & (results["dataset"] == "glyphs")
+                  & (results["measure"] == "bald") & (results["metric"] == "auroc")]
+    assert row["value"].item() == pytest.approx(expected, abs=1e-9)
+    assert (out / "figures" / "ood_mlp.png").is_file()

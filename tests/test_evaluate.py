@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -168,3 +169,41 @@ def test_nonpositive_lr_decay_is_a_config_error() -> None:
     cfg = dataclasses.replace(TrainConfig(), epochs=1, lr_decay=0.0)
     with pytest.raises(ConfigError, match=r"mlp: lr_decay must be > 0 .*--set mlp.lr_decay=10"):
         fit(build("mlp"), cfg, data, name="mlp", progress=False)
+
+
+def test_scores_round_trip_and_recompute_the_stored_metrics(tmp_path) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from robustbnn.evaluate import ood_rows
+    from robustbnn.report.scores import read_scores, write_scores
+
+    rng = np.random.default_rng(0)
+    s_in = {"bald": rng.random(7), "max_prob": rng.random(7)}
+    s_out = {"bald": rng.random(5) + 0.3, "max_prob": rng.random(5)}
+    path = write_scores(tmp_path, "m", "heldout:3", s_in, s_out)
+    assert path == tmp_path / "scores" / "m" / "heldout_3.npz"
+    labels, scores = read_scores(path)
+    assert labels.tolist() == [0] * 7 + [1] * 5 and sorted(scores) == ["bald", "max_prob"]
+    rows = ood_rows(s_in, s_out, s_eval=9, ood_name="heldout:3", name="m", seed=0)
+    auroc = {r.measure: r.value for r in rows if r.metric == "auroc"}
+    for measure in s_in:
+        assert auroc[measure] == pytest.approx(roc_auc_score(labels, scores[measure]))
+    assert {r.setting for r in rows} == {"S_eval=9;n_in=7;n_out=5"}
+    with pytest.raises(ValueError, match="different measures"):
+        write_scores(tmp_path, "m", "x", s_in, {"bald": s_out["bald"]})
+
+
+def test_ood_figure_needs_the_scores(tmp_path) -> None:
+    from robustbnn.evaluate import ood_rows
+    from robustbnn.report.figures import ood_figure
+    from robustbnn.report.scores import write_scores
+
+    rng = np.random.default_rng(1)
+    names = UNCERTAINTIES.names()
+    s_in = {m: rng.random(20) for m in names}
+    s_out = {m: rng.random(10) + 0.5 for m in names}
+    frame = results_frame(ood_rows(s_in, s_out, s_eval=3, ood_name="uniform", name="m", seed=0))
+    assert ood_figure(frame, tmp_path, "m", tmp_path / "ood_m.png") is None
+    write_scores(tmp_path, "m", "uniform", s_in, s_out)
+    path = ood_figure(frame, tmp_path, "m", tmp_path / "ood_m.png")
+    assert path.read_bytes()[:4] == b"\x89PNG"

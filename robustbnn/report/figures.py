@@ -9,6 +9,9 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
 * ``targeted_<model>.png``: the targeted attack against step: accuracy on the true label and
   target success, mean uncertainty per measure, and the L-infinity / L2 distortion.
 * ``fgsm_accuracy.png``: FGSM accuracy against eps for every model, one panel per S_attack.
+* ``ood_<model>.png``: from the per-example scores (``scores/``): the CDF of predictive
+  entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
+  Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ import matplotlib
 matplotlib.use("Agg")  # no display needed; set before pyplot is imported
 
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["attack_figure", "fgsm_overview", "targeted_figure", "write_figures"]
+from robustbnn.metrics.ranking import roc_curve_points  # noqa: E402
+from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
+
+__all__ = ["attack_figure", "fgsm_overview", "ood_figure", "targeted_figure", "write_figures"]
 
 METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
 
@@ -136,11 +143,54 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> Path | None:
+    """Entropy CDFs (in vs each OOD set) and ROC curves (best measure) of one model.
+
+    Returns:
+        The path written, or None when the run holds no OOD scores for ``model``.
+    """
+    rows = results[(results["model"] == model) & (results["task"] == "ood")
+                   & (results["metric"] == "auroc")]
+    sets = [d for d in dict.fromkeys(rows["dataset"])
+            if scores_path(run_dir, model, d).is_file()]
+    if not sets:
+        return None
+    fig, (cdf, roc) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for i, dataset in enumerate(sets):
+        is_ood, scores = read_scores(scores_path(run_dir, model, dataset))
+        entropy = scores["predictive_entropy"]
+        if i == 0:
+            x = np.sort(entropy[is_ood == 0])
+            cdf.plot(x, np.arange(1, len(x) + 1) / len(x), color="black", lw=2,
+                     label="test (in)")
+        x = np.sort(entropy[is_ood == 1])
+        cdf.plot(x, np.arange(1, len(x) + 1) / len(x), label=dataset)
+        per = rows[rows["dataset"] == dataset].groupby("measure")["value"].mean()
+        best = per.idxmax()
+        fpr, tpr, _ = roc_curve_points(is_ood, scores[best])
+        roc.plot(fpr, tpr, label=f"{dataset}: {best} (AUROC {per[best]:.3f})")
+    cdf.set_xlabel("predictive entropy (nats)")
+    cdf.set_ylabel("fraction of images ≤ x")
+    cdf.set_title(f"{model}: CDF of predictive entropy")
+    cdf.legend(fontsize=7)
+    roc.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+    roc.set_xlabel("false positive rate (test images flagged)")
+    roc.set_ylabel("true positive rate (OOD images flagged)")
+    roc.set_title(f"{model}: ROC, best measure per OOD set")
+    roc.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def write_figures(results: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Every figure of a results table into ``out_dir/figures``; returns the paths written."""
+    """Every figure of a run folder into ``out_dir/figures``; returns the paths written.
+
+    Uses the results table and, for the OOD figures, the per-example ``scores/`` files.
+    """
     figures = Path(out_dir) / "figures"
     written = [fgsm_overview(results, figures / "fgsm_accuracy.png")]
     for model in dict.fromkeys(results["model"]):
         written.append(attack_figure(results, model, figures / f"attack_{model}.png"))
         written.append(targeted_figure(results, model, figures / f"targeted_{model}.png"))
+        written.append(ood_figure(results, out_dir, model, figures / f"ood_{model}.png"))
     return [p for p in written if p is not None]
