@@ -20,6 +20,7 @@ from robustbnn import __version__, cache
 from robustbnn.attacks import FGSM, TargetedIFGSM
 from robustbnn.config import override, parse_set
 from robustbnn.data import DataBundle, Split, load_dataset
+from robustbnn.data.heldout import heldout_split, parse_heldout
 from robustbnn.data.ood_sets import OOD_DATASETS, check_preprocessing, load_ood
 from robustbnn.errors import ConfigError
 from robustbnn.evaluate import (clean_rows, fgsm_rows, ood_rows, sanity_rows, targeted_rows,
@@ -29,7 +30,8 @@ from robustbnn.predict import sample_probs
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.figures import write_figures
 from robustbnn.report.scores import write_scores
-from robustbnn.report.schema import Result
+from robustbnn.metrics.classification import accuracy
+from robustbnn.report.schema import Result, setting
 from robustbnn.report.store import write_json, write_results, write_text_atomic
 from robustbnn.suites import BenchConfig
 from robustbnn.train import fit
@@ -207,6 +209,31 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
     return rows, info
 
 
+def run_heldout(name: str, ood: str, cfg: BenchConfig, data: DataBundle, x_ood: torch.Tensor, *,
+                device: torch.device, cache_dir: Path | None, progress: bool,
+                scores_dir: Path | None = None) -> tuple[list[Result], dict]:
+    """Train ``name`` without the held-out class and score that class as OOD (BHN Table 3).
+
+    ``data`` is the reduced bundle of :func:`~robustbnn.data.heldout.heldout_split` and
+    ``x_ood`` the held-out images. Rows: ``heldout_clean`` accuracy on the reduced test set and
+    ``ood`` rows with ``dataset = ood``.
+    """
+    model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
+                              device=device, cache_dir=cache_dir, progress=progress)
+    probs = sample_probs(model, data.test.x, cfg.s_eval, name=name,
+                         generator=make_generator(device, cfg.seed, name, "eval", ood, "in"))
+    rows = [Result(name, cfg.seed, "heldout_clean", ood, setting(S_eval=cfg.s_eval), "",
+                   "accuracy", accuracy(probs.mean(0), data.test.y))]
+    probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
+                             generator=make_generator(device, cfg.seed, name, "eval", ood, "out"))
+    scores_in, scores_out = uncertainty_scores(probs), uncertainty_scores(probs_out)
+    rows += ood_rows(scores_in, scores_out, s_eval=cfg.s_eval, ood_name=ood, name=name,
+                     seed=cfg.seed)
+    if scores_dir is not None:
+        write_scores(scores_dir, name, ood, scores_in, scores_out)
+    return rows, info
+
+
 def run_bench(
     cfg: BenchConfig,
     *,
@@ -226,7 +253,8 @@ def run_bench(
     """
     cfg = resolve_models(cfg)
     for ood in cfg.ood:  # before any training or loading, so a typo costs nothing
-        OOD_DATASETS.get(ood)
+        if parse_heldout(ood) is None:
+            OOD_DATASETS.get(ood)
     check_preprocessing(cfg.ood_preprocessing)
     started = dt.datetime.now(dt.timezone.utc)
     data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
@@ -234,7 +262,7 @@ def run_bench(
              len(data.val), len(data.test), data.source)
     ood_sets = {ood: load_ood(ood, cfg.n_ood, data_root, seed=cfg.seed, download=download,
                               preprocessing=cfg.ood_preprocessing).to(device)
-                for ood in cfg.ood}
+                for ood in cfg.ood if parse_heldout(ood) is None}
     rows: list[Result] = []
     models: dict[str, dict] = {}
     bar = tqdm(cfg.models, desc="bench", unit="model", disable=not progress)
@@ -246,6 +274,21 @@ def run_bench(
         info["seconds"] = time.perf_counter() - t0
         rows += model_rows
         models[name] = info
+    for ood in cfg.ood:
+        k = parse_heldout(ood, data.num_classes)
+        if k is None:
+            continue
+        reduced, x_ood = heldout_split(data, k)
+        bar = tqdm(cfg.models, desc=f"bench {ood}", unit="model", disable=not progress)
+        for name in bar:
+            bar.set_postfix(model=name)
+            t0 = time.perf_counter()
+            model_rows, info = run_heldout(name, ood, cfg, reduced, x_ood, device=device,
+                                           cache_dir=cache_dir, progress=progress,
+                                           scores_dir=out_dir)
+            info["seconds"] = time.perf_counter() - t0
+            rows += model_rows
+            models[name].setdefault("heldout", {})[ood] = info
     results = write_results(out_dir, rows)
     table = lb.leaderboard(results)
     write_figures(results, out_dir)

@@ -63,18 +63,21 @@ QUICK_BUDGET = (
     "vhn.epochs=50", "vhn.lr=0.003", "vhn.log_var_shift=-3",
     "mvn.epochs=30", "mvn.hidden=(800,800)", "mvn.kl_weight=0.0001",
     # The BHN code's default primary net has one hidden layer; its MNIST launcher uses 800.
-    # The paper trains 200 epochs; in 40 the q(g) scale would move < 1 nat in log-space from
-    # the code's init (std ≈ 0.002) and the BHN stays a point estimate, so q starts wider
-    # (std ≈ 0.05) and the code's optional 10× lr decay settles the noisy one-ε-per-batch
-    # training. Measured on mnist5k, seed 0 (bhn_realnvp): 92.6% → 94.0%.
-    "bhn_iaf.hidden=(800,)", "bhn_iaf.epochs=40", "bhn_iaf.init_log_scale=-3.0",
+    # The paper trains 200 epochs. In fewer, the q(g) scale barely moves from the code's init
+    # (std ≈ 0.002; Adam moves log-scales ≤ lr per step) and the BHN stays a point estimate,
+    # so q starts wider (std ≈ 0.05), and the code's optional 10× lr decay settles the noisy
+    # one-ε-per-minibatch training. mnist5k, seed 0, 1 thread: bhn_iaf 93.0% (20 epochs, code
+    # init) → 94.5% (100 epochs, this); bhn_realnvp 92.6% → 94.6%.
+    "bhn_iaf.hidden=(800,)", "bhn_iaf.epochs=100", "bhn_iaf.init_log_scale=-3.0",
     "bhn_iaf.lr_decay=10.0",
-    "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=40", "bhn_realnvp.init_log_scale=-3.0",
+    "bhn_realnvp.hidden=(800,)", "bhn_realnvp.epochs=100", "bhn_realnvp.init_log_scale=-3.0",
     "bhn_realnvp.lr_decay=10.0",
     "bhn_full.epochs=50", "bhn_full.flow_hidden=8",
 )
 
-SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET, n_targeted=300))
+SUITES.register("default", BenchConfig(overrides=QUICK_BUDGET, n_targeted=300,
+                                       ood=("uniform", "gaussian", "glyphs", "heldout:4",
+                                            "heldout:9")))
 SUITES.register(
     "smoke",
     BenchConfig(
@@ -89,5 +92,23 @@ SUITES.register(
         n_sanity=100,
         targeted_steps=20,
         n_targeted=60,
+    ),
+)
+
+# The papers' full grids, sized for a GPU: full MNIST, the BHN eps grid, every OOD set and all
+# ten held-out classes, S_eval = 100 everywhere, every test point attacked; model configs keep
+# their paper defaults, with the papers' epoch counts (BHN 200; Li & Gal 500 of SGD).
+SUITES.register(
+    "paper",
+    BenchConfig(
+        dataset="mnist",
+        overrides=("*.epochs=200", "bbalpha_0.epochs=500", "bbalpha_05.epochs=500",
+                   "bbalpha_1.epochs=500"),
+        eps=(0.001, 0.002, 0.003, 0.004, 0.005, 0.008, 0.01, 0.012, 0.015, 0.02, 0.025, 0.03,
+             0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5),  # BHN FGS_eval.py grid
+        ood=("uniform", "gaussian", "glyphs", "notmnist", "omniglot", "cifar10bw",
+             "fashion_mnist", "kmnist", *(f"heldout:{k}" for k in range(10))),
+        n_ood=0,
+        n_sanity=0,
     ),
 )

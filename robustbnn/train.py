@@ -32,7 +32,12 @@ class FitReport:
 
 def _optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
     if cfg.optimizer == "adam":
-        return torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        params = list(model.parameters())
+        # The fused kernel is the same Adam update in one pass: 1.5-2x faster steps on CPU
+        # (benchmarks/bench_optimizer.py); it needs float parameters on CPU or CUDA.
+        fused = all(p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params)
+        return torch.optim.Adam(params, lr=cfg.lr, weight_decay=cfg.weight_decay,
+                                fused=fused or None)
     if cfg.optimizer == "sgd":
         return torch.optim.SGD(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     raise ConfigError(f"unknown optimizer {cfg.optimizer!r}; known: ['adam', 'sgd']")

@@ -192,3 +192,20 @@ def test_bench_saves_per_example_scores_that_reproduce_the_metrics(tmp_path: Pat
                   & (results["measure"] == "bald") & (results["metric"] == "auroc")]
     assert row["value"].item() == pytest.approx(expected, abs=1e-9)
     assert (out / "figures" / "ood_mlp.png").is_file()
+
+
+def test_heldout_class_trains_without_it_and_scores_it_as_ood(tmp_path: Path) -> None:
+    assert _bench(tmp_path, "--models", "mlp", "--ood", "uniform,heldout:3") == 0
+    out = tmp_path / "out"
+    results = pd.read_csv(out / "results.csv", keep_default_na=False)
+    ood = results[results["task"] == "ood"]
+    assert set(ood["dataset"]) == {"uniform", "heldout:3"}
+    held = ood[ood["dataset"] == "heldout:3"]
+    n_out = int(held["setting"].iloc[0].split("n_out=")[1])
+    assert 0 < n_out < 300  # the training images of class 3 among the first 300
+    clean = results[results["task"] == "heldout_clean"]
+    assert clean["dataset"].tolist() == ["heldout:3"] and 0.2 < clean["value"].item() <= 1
+    assert (out / "scores" / "mlp" / "heldout_3.npz").is_file()
+    run = json.loads((out / "run.json").read_text())
+    assert "heldout:3" in run["models"]["mlp"]["heldout"]
+    assert _bench(tmp_path, "--models", "mlp", "--ood", "heldout:12") == 1
