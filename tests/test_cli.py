@@ -209,3 +209,19 @@ def test_heldout_class_trains_without_it_and_scores_it_as_ood(tmp_path: Path) ->
     run = json.loads((out / "run.json").read_text())
     assert "heldout:3" in run["models"]["mlp"]["heldout"]
     assert _bench(tmp_path, "--models", "mlp", "--ood", "heldout:12") == 1
+
+
+@pytest.mark.parametrize("suite", ["default", "paper", "bhn_table2", "smoke"])
+def test_every_suite_names_registered_models_sets_and_overrides(
+        suite: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from robustbnn.bench import check_overrides, resolve_models
+    from robustbnn.data import OOD_DATASETS
+    from robustbnn.data.heldout import parse_heldout
+    from robustbnn.suites import SUITES
+
+    cfg = resolve_models(SUITES.get(suite))
+    check_overrides(cfg)
+    assert all(parse_heldout(o) is not None or o in OOD_DATASETS for o in cfg.ood)
+    assert main(["bench", "--suite", suite, "--print-config"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["model_configs"]) == set(cfg.models)

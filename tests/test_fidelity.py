@@ -37,10 +37,9 @@ def test_mnist5k_accuracy(name: str, target: float) -> None:
 ZOO_TARGETS = {name: 0.92 for name in MODELS.names() if name not in ("mlp", "mc_dropout")}
 ZOO_TARGETS.update(dict.fromkeys(
     ["dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1", "bhn_iaf", "bhn_realnvp"], 0.94))
-# Not met yet at the quick budget (issue #3 stays open for them): these floors are what the
-# models reach over seeds 0-2 (bhn_iaf 92.3-94.0, bhn_realnvp 93.0-94.1, bhn_full 90.3-90.8),
-# so a regression still fails; raise them back to the targets above once the BHNs get there.
-ZOO_TARGETS.update({"bhn_iaf": 0.92, "bhn_realnvp": 0.92, "bhn_full": 0.89})
+# Not met yet at the quick budget (issue #3 stays open for it): bhn_full measured 0.915-0.916
+# (default bench, seed 0), so this floor still catches a regression; raise it to 0.92 once met.
+ZOO_TARGETS.update({"bhn_full": 0.90})
 
 
 @pytest.mark.slow
@@ -48,7 +47,7 @@ ZOO_TARGETS.update({"bhn_iaf": 0.92, "bhn_realnvp": 0.92, "bhn_full": 0.89})
 def test_zoo_mnist5k_accuracy(name: str) -> None:
     acc = _test_accuracy(name, "mnist5k")
     print(f"mnist5k test accuracy of {name}: {acc:.4f}")  # shown with pytest -s
-    assert acc >= ZOO_TARGETS[name]
+    assert round(acc, 4) >= ZOO_TARGETS[name]  # a count out of 1,000, read from float32
 
 
 @pytest.mark.slow
