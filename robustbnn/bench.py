@@ -64,7 +64,7 @@ def model_config(name: str, overrides: tuple[str, ...] | list[str]) -> Any:
 def resolve_models(cfg: BenchConfig) -> BenchConfig:
     """Fill in every registered model when the config names none; check the names."""
     cfg = cfg if cfg.models else dataclasses.replace(cfg, models=tuple(MODELS.names()))
-    for name in cfg.models:
+    for name in (*cfg.models, *cfg.heldout_models):
         MODELS.get(name)
     return cfg
 
@@ -245,8 +245,11 @@ def run_bench(
     download: bool = False,
     progress: bool = True,
     argv: list[str] | None = None,
+    save_scores: bool = True,
 ) -> list[Result]:
     """Run the bench; write ``results.csv/.jsonl``, ``run.json``, ``leaderboard.md``, figures.
+
+    With ``save_scores`` the per-example OOD scores go to ``out_dir/scores/``.
 
     Raises:
         UserError: For unknown names, missing or corrupt data, and diverged training.
@@ -270,7 +273,8 @@ def run_bench(
         bar.set_postfix(model=name)
         t0 = time.perf_counter()
         model_rows, info = run_model(name, cfg, data, device=device, cache_dir=cache_dir,
-                                     progress=progress, ood_sets=ood_sets, scores_dir=out_dir)
+                                     progress=progress, ood_sets=ood_sets,
+                                     scores_dir=out_dir if save_scores else None)
         info["seconds"] = time.perf_counter() - t0
         rows += model_rows
         models[name] = info
@@ -279,13 +283,15 @@ def run_bench(
         if k is None:
             continue
         reduced, x_ood = heldout_split(data, k)
-        bar = tqdm(cfg.models, desc=f"bench {ood}", unit="model", disable=not progress)
+        heldout_models = [m for m in cfg.models if not cfg.heldout_models
+                          or m in cfg.heldout_models]
+        bar = tqdm(heldout_models, desc=f"bench {ood}", unit="model", disable=not progress)
         for name in bar:
             bar.set_postfix(model=name)
             t0 = time.perf_counter()
             model_rows, info = run_heldout(name, ood, cfg, reduced, x_ood, device=device,
                                            cache_dir=cache_dir, progress=progress,
-                                           scores_dir=out_dir)
+                                           scores_dir=out_dir if save_scores else None)
             info["seconds"] = time.perf_counter() - t0
             rows += model_rows
             models[name].setdefault("heldout", {})[ood] = info

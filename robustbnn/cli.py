@@ -109,6 +109,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="pixel scale of the OOD sets: unit = [0, 1] (default); "
                             "bhn_reference = the BHN code's (notMNIST in [-0.5, 0.5], "
                             "unclipped Gaussian)")
+    bench.add_argument("--save-scores", action=argparse.BooleanOptionalAction, default=True,
+                       help="write per-example OOD scores to OUT/scores/<model>/<set>.npz "
+                            "(default: on; the OOD figures are drawn from them)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
 
@@ -162,7 +165,7 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     progress = not args.quiet and sys.stderr.isatty()
     rows = run_bench(cfg, suite=args.suite, device=device, out_dir=args.out,
                      data_root=data_root, cache_dir=cache_dir, download=args.download,
-                     progress=progress, argv=argv)
+                     progress=progress, argv=argv, save_scores=args.save_scores)
     if not args.quiet:
         sys.stdout.write((args.out / "leaderboard.md").read_text())
         sys.stdout.write(f"\nwrote {len(rows)} results to {args.out}/ "

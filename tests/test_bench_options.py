@@ -1,0 +1,46 @@
+"""Bench options that change what a run does: held-out models and --no-save-scores."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+from robustbnn.bench import resolve_models, run_bench
+from robustbnn.cli import main
+from robustbnn.errors import UnknownNameError
+from robustbnn.suites import SUITES
+
+
+def test_heldout_classes_retrain_only_the_heldout_models(tmp_path: Path) -> None:
+    cfg = dataclasses.replace(SUITES.get("smoke"), ood=("uniform", "heldout:3"),
+                              heldout_models=("mc_dropout",), s_attack=(), eps=(),
+                              targeted_steps=0)
+    run_bench(cfg, suite="smoke", device=torch.device("cpu"), out_dir=tmp_path,
+              data_root=None, cache_dir=None, progress=False)
+    results = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
+    ood = results[results["task"] == "ood"]
+    assert set(ood.loc[ood["dataset"] == "uniform", "model"]) == {"mlp", "mc_dropout"}
+    assert set(ood.loc[ood["dataset"] == "heldout:3", "model"]) == {"mc_dropout"}
+    held = results[results["task"] == "heldout_clean"]
+    assert held["model"].tolist() == ["mc_dropout"]
+
+
+def test_unknown_heldout_model_is_rejected_before_training() -> None:
+    cfg = dataclasses.replace(SUITES.get("smoke"), heldout_models=("mc_dropot",))
+    with pytest.raises(UnknownNameError, match="mc_dropot"):
+        resolve_models(cfg)
+
+
+def test_no_save_scores_writes_no_scores_but_the_same_results(tmp_path: Path) -> None:
+    common = ["bench", "--suite", "smoke", "--quiet", "--models", "mlp", "--ood", "uniform",
+              "--cache-dir", str(tmp_path / "cache")]
+    assert main([*common, "--out", str(tmp_path / "a")]) == 0
+    assert main([*common, "--out", str(tmp_path / "b"), "--no-save-scores"]) == 0
+    assert (tmp_path / "a" / "scores" / "mlp" / "uniform.npz").is_file()
+    assert not (tmp_path / "b" / "scores").exists()
+    a = (tmp_path / "a" / "results.csv").read_bytes()
+    assert a == (tmp_path / "b" / "results.csv").read_bytes()
