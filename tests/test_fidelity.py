@@ -37,9 +37,7 @@ def test_mnist5k_accuracy(name: str, target: float) -> None:
 ZOO_TARGETS = {name: 0.92 for name in MODELS.names() if name not in ("mlp", "mc_dropout")}
 ZOO_TARGETS.update(dict.fromkeys(
     ["dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1", "bhn_iaf", "bhn_realnvp"], 0.94))
-# Not met yet at the quick budget (issue #3 stays open for it): bhn_full measured 0.915-0.916
-# (default bench, seed 0), so this floor still catches a regression; raise it to 0.92 once met.
-ZOO_TARGETS.update({"bhn_full": 0.90})
+# bhn_full at the quick budget (784-100-10, 60 epochs): 0.925 / 0.926 / 0.921 over seeds 0-2.
 
 
 @pytest.mark.slow
@@ -55,6 +53,9 @@ def test_zoo_mnist5k_accuracy(name: str) -> None:
 def test_full_mnist_accuracy(name: str) -> None:
     if not os.environ.get("ROBUSTBNN_DATA") or not mnist_available(resolve_data_root(None)):
         pytest.skip("full MNIST not found: set ROBUSTBNN_DATA to a folder holding mnist/")
-    acc = _test_accuracy(name, "mnist", epochs=20)
+    # 20 epochs with the BHN code's optional 10x lr decay [CODE, PROTOCOLS.md §1.3]. Without the
+    # decay the MLP scored 0.9814 and 0.9784 in two runs (float noise of the fused Adam kernel
+    # alone), on the 0.98 line; with it, mlp 0.9837 / 0.9843 (seeds 0 / 1), mc_dropout 0.9848.
+    acc = _test_accuracy(name, "mnist", epochs=20, lr_decay=10.0)
     print(f"full MNIST test accuracy of {name}: {acc:.4f}")  # shown with pytest -s
     assert acc >= 0.980
