@@ -44,7 +44,8 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
         items.append(
             f"**FGSM.** Input gradients from S_attack ∈ {{{', '.join(_values(fgsm, 'S_attack'))}}}"
             f" posterior samples; objective `{_one(_values(fgsm, 'objective'))}` (predictive = "
-            f"cross-entropy of the MC predictive, expected = EOT); label `{_one(_values(fgsm, 'label'))}`; "
+            "cross-entropy of the MC predictive, expected = EOT); label "
+            f"`{_one(_values(fgsm, 'label'))}`; "
             f"clip to [0, 1] = {_one(_values(fgsm, 'clip'))}. Leaderboard ε ∈ "
             f"{{{', '.join(f'{e:g}' for e in FGSM_EPS)}}}. Adversary detection: AUROC of "
             f"clean (0) vs FGSM (1) test points at ε = {DETECTION_EPS:g} with the largest "

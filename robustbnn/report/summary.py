@@ -21,4 +21,6 @@ def summary_table(results: pd.DataFrame) -> str:
             and not c.key.endswith("_measure")]
     rows = [[model, *(format_cell(board, model, c) for c in cols)] for model in board.table.index]
     headers = ["model", *(c.title for c in cols)]
-    return board.order_text() + "\n" + tabulate(rows, headers=headers, disable_numparse=True, colalign=("left", *("right" if c.kind == "number" else "left" for c in cols)))
+    align = ("left", *("right" if c.kind == "number" else "left" for c in cols))
+    table = tabulate(rows, headers=headers, disable_numparse=True, colalign=align)
+    return board.order_text() + "\n" + table

@@ -2,7 +2,7 @@
 
 Run the suite once per seed, then::
 
-    python -m robustbnn.report.tolerances RUN_SEED0 RUN_SEED1 RUN_SEED2 --out reports/tolerances.json
+    python -m robustbnn.report.tolerances SEED0_DIR SEED1_DIR SEED2_DIR --out tolerances.json
 
 Per numeric leaderboard column (timing columns excluded), the tolerance is
 ``FACTOR`` x the largest seed-to-seed range (max − min over the runs) of any model, rounded up
@@ -65,6 +65,9 @@ def measure(run_dirs: list[Path]) -> dict:
         "method": (f"tolerance = max({FACTOR:g} x the largest per-model range (max - min) over "
                    f"the runs, rounded up to 2 significant digits, {FLOOR:g} for fractional "
                    "columns); timing columns are not checked (machine-dependent)"),
+        "measured_with": ".ci/reports tolerances (robustbnn bench --suite ci --seed N "
+                         "--no-cache for N = 0, 1, 2, then python -m "
+                         "robustbnn.report.tolerances on the three folders)",
         "runs": [str(d) for d in run_dirs],
         "seeds": [int(r.get("seed", -1)) for r in runs],
         "suite": sorted({str(r.get("suite")) for r in runs}),

@@ -1,0 +1,52 @@
+"""OOD detail tables: BHN Table 2/3 layouts with the published numbers and our delta."""
+
+from __future__ import annotations
+
+import pytest
+
+from robustbnn.report.detail import ood_frame, ood_markdown
+from robustbnn.report.published import published
+from robustbnn.report.schema import Result
+from robustbnn.report.store import results_frame
+
+
+def test_published_numbers_map_our_names_to_the_paper() -> None:
+    assert published("mlp", "uniform", "max_prob", "auroc") == 96.99
+    assert published("mc_dropout", "notmnist", "max_prob", "aupr_out") == 78.53
+    assert published("bhn_realnvp", "cifar10bw", "max_prob", "aupr_in") == 97.25
+    assert published("mlp", "uniform", "bald", "auroc") is None  # Table 2 is max prob only
+    assert published("mc_dropout", "heldout:4", "bald", "auroc") == 89.34
+    assert published("bhn_iaf", "heldout:9", "mean_std", "aupr_out") == 90.85  # BHN 8
+    assert published("mlp", "glyphs", "max_prob", "auroc") is None
+    assert published("bbb_gaussian", "uniform", "max_prob", "auroc") is None
+
+
+def _ood(model: str, dataset: str, measure: str, metric: str, value: float,
+         seed: int = 0) -> Result:
+    return Result(model, seed, "ood", dataset, "S_eval=4", measure, metric, value)
+
+
+def test_frame_has_mean_std_paper_and_delta() -> None:
+    frame = ood_frame(results_frame([
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.95, seed=0),
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.97, seed=1)]).assign(run=[0, 1]))
+    row = frame.iloc[0]
+    assert row["mean"] == pytest.approx(0.96) and row["runs"] == 2
+    assert row["std"] == pytest.approx(0.0141421356)
+    assert row["paper"] == 96.99 and row["delta"] == pytest.approx(96.0 - 96.99)
+
+
+def test_markdown_shows_paper_and_delta_beside_ours() -> None:
+    frame = ood_frame(results_frame([
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.95),
+        _ood("mlp", "glyphs", "max_prob", "auroc", 0.90),
+        _ood("mlp", "uniform", "bald", "auroc", 0.93),
+        _ood("mc_dropout", "heldout:4", "bald", "auroc", 0.90),
+        _ood("mc_dropout", "heldout:4", "max_prob", "aupr_in", 0.91)]))
+    md = ood_markdown(frame)
+    assert "| dataset | mlp AUROC | paper | Δ |" in md  # Table 2 layout, max prob
+    assert "| uniform | 95.00 | 96.99 | -1.99 |" in md
+    assert "| glyphs | 90.00 | – | – |" in md
+    assert "### bald\n\n| dataset | mlp AUROC |" in md  # no paper column for BALD
+    assert "| class | BALD mc_dropout | paper | Δ |" in md  # Table 3 layout
+    assert "| 4 | 90.00 | 89.34 | +0.66 |" in md
