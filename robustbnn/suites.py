@@ -141,22 +141,3 @@ SUITES.register(
         n_ood=0,
     ),
 )
-
-# What CI runs to regenerate reports/ and check it against the committed numbers (README
-# "Reports and CI regression check"): three of the default suite's models at a reduced budget
-# on the embedded mnist5k, the leaderboard's two FGSM step sizes plus two for the curves, the
-# full 100-step targeted attack on fewer digits, and the embedded OOD sets only (no data root,
-# no network). About 4 minutes on 2 CPU cores.
-SUITES.register(
-    "ci",
-    BenchConfig(
-        models=("mlp", "mc_dropout", "bbb_gaussian"),
-        # Bayes by Backprop draws every weight per posterior sample: 200 units keep it at
-        # about a minute (400 took six of the eight minutes of the first measured run).
-        overrides=("*.hidden=(400,400)", "*.epochs=20", "mlp.weight_decay=0.0001",
-                   "bbb_gaussian.lr=0.005", "bbb_gaussian.hidden=(200,200)"),
-        eps=(0.05, 0.1, 0.2, 0.3),
-        n_targeted=100,
-        n_ood=500,
-    ),
-)
