@@ -139,7 +139,11 @@ def expected_entropy(probs: Tensor) -> Tensor:
 def bald(probs: Tensor) -> Tensor:
     """Mutual information between prediction and weights (BALD), H[p̄] - E_s H[p_s].
 
-    Rounding can make the difference slightly negative; it is clamped at 0.
+    Rounding can make the difference slightly negative; it is clamped at 0. Where all S
+    samples are identical (a deterministic model, or a point where the posterior agrees
+    exactly) the score is exactly 0: the two entropies round differently by up to ~1e-6,
+    which would otherwise rank a deterministic model's inputs by float noise and give it
+    a spurious detection AUROC away from 0.5.
 
     Args:
         probs: Per-sample class probabilities, shape (S, B, C).
@@ -153,7 +157,9 @@ def bald(probs: Tensor) -> Tensor:
         tensor([0.6931])
     """
     _check_probs(probs)
-    return (_entropy(probs.mean(dim=0)) - _entropy(probs).mean(dim=0)).clamp_min(0)
+    mutual_information = (_entropy(probs.mean(dim=0)) - _entropy(probs).mean(dim=0)).clamp_min(0)
+    samples_agree = (probs == probs[:1]).all(dim=-1).all(dim=0)  # (B,)
+    return torch.where(samples_agree, torch.zeros_like(mutual_information), mutual_information)
 
 
 def mean_std(probs: Tensor) -> Tensor:

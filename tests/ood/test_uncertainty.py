@@ -85,6 +85,21 @@ def test_mutual_information_zero_when_samples_agree() -> None:
     torch.testing.assert_close(mean_std(probs), torch.zeros(5, dtype=probs.dtype))
 
 
+def test_deterministic_samples_score_exactly_zero_not_float_noise() -> None:
+    # 100 copies of one float32 softmax: H[p̄] and E_s H[p_s] round differently by up to
+    # ~6e-7, which used to rank a deterministic model's inputs (adversary-detection AUROC
+    # 0.49-0.53 instead of 0.5). Identical samples must give exactly 0.
+    g = torch.Generator().manual_seed(0)
+    logits = 3 * torch.randn(1, 1000, 10, generator=g)
+    probs = logits.softmax(-1).expand(100, -1, -1).contiguous()
+    assert torch.equal(bald(probs), torch.zeros(1000))
+    assert torch.equal(mean_std(probs), torch.zeros(1000))
+    # One differing sample keeps a positive score for that input only.
+    probs[7, 3] = probs[7, 3].roll(1)
+    scores = bald(probs)
+    assert scores[3] > 0.01 and scores[torch.arange(1000) != 3].eq(0).all()
+
+
 def test_mutual_information_ln2_for_disagreeing_one_hots() -> None:
     probs = _one_hot([[0], [1]], 2)  # S=2, B=1, C=2
     torch.testing.assert_close(bald(probs), torch.tensor([math.log(2)], dtype=probs.dtype))
