@@ -27,12 +27,11 @@ from robustbnn.evaluate import (clean_rows, fgsm_rows, ood_rows, sanity_rows, ta
                                 uncertainty_scores)
 from robustbnn.models import MODELS, BayesianModule
 from robustbnn.predict import sample_probs
-from robustbnn.report import leaderboard as lb
-from robustbnn.report.figures import write_figures
+from robustbnn.report.render import render
 from robustbnn.report.scores import write_scores
 from robustbnn.metrics.classification import accuracy
 from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import write_json, write_results, write_text_atomic
+from robustbnn.report.store import write_json, write_results
 from robustbnn.suites import BenchConfig
 from robustbnn.train import fit
 
@@ -116,17 +115,14 @@ def git_sha() -> str | None:
         return None
 
 
-def legend(cfg: BenchConfig) -> str:
-    """The protocol in one paragraph, for the Markdown leaderboard."""
-    return (
-        "**Protocol.** "
-        f"dataset `{cfg.dataset}`, seed {cfg.seed}; S_eval = {cfg.s_eval} fresh posterior "
-        f"samples for every evaluation; FGSM with S_attack ∈ {list(cfg.s_attack)}, objective "
-        f"`{cfg.attack_objective}` (CE of the MC predictive), label `{cfg.attack_label}`, "
-        f"clip to [0, 1] = {cfg.attack_clip}; OOD sets {list(cfg.ood)} ({cfg.n_ood} images, "
-        f"preprocessing `{cfg.ood_preprocessing}`), OOD is the positive class, score = the "
-        "uncertainty measure with the best AUROC (named)."
-    )
+def cost_rows(info: dict, *, s_eval: int, model: str, seed: int, dataset: str) -> list[Result]:
+    """Task ``cost``: seconds per 1,000 predictions at S_eval samples, and the parameter count.
+
+    The seconds depend on the machine (and its load), unlike every other number of a run.
+    """
+    knobs = setting(S_eval=s_eval)
+    return [Result(model, seed, "cost", dataset, knobs, "", metric, info[metric])
+            for metric in ("seconds_per_1000_predictions", "parameters")]
 
 
 def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
@@ -171,7 +167,10 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
                          generator=make_generator(device, cfg.seed, name, "eval", "clean"))
     info["seconds_per_1000_predictions"] = (time.perf_counter() - t0) * 1000 / len(x)
     rows = clean_rows(probs, y, model=name, seed=cfg.seed, dataset=data.name)
+    rows += cost_rows(info, s_eval=cfg.s_eval, model=name, seed=cfg.seed, dataset=data.name)
     scores_in = uncertainty_scores(probs)
+    attacks = tqdm(total=len(cfg.s_attack) + (cfg.targeted_steps > 0), desc=f"attack {name}",
+                   unit="attack", disable=not progress, leave=False)
     for s_attack in cfg.s_attack:
         attack = FGSM(eps=0.0, n_samples=s_attack, objective=cfg.attack_objective,
                       label=cfg.attack_label, clip=cfg.attack_clip)
@@ -189,6 +188,7 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
             attack_generator=make_generator(device, cfg.seed, name, "sanity", str(s_attack)),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "sanity", str(s_attack)),
             member_generator=make_generator(device, cfg.seed, name, "member"))
+        attacks.update()
     targeted = TargetedIFGSM(step_size=cfg.targeted_step_size, steps=cfg.targeted_steps,
                              n_samples=cfg.targeted_s_attack if spec.stochastic else 1,
                              objective=cfg.attack_objective, checkpoint_every=cfg.targeted_every)
@@ -198,7 +198,10 @@ def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.de
             seed=cfg.seed, dataset=data.name,
             attack_generator=make_generator(device, cfg.seed, name, "attack", "targeted"),
             eval_generator=make_generator(device, cfg.seed, name, "eval", "targeted"))
-    for ood, x_ood in (ood_sets or {}).items():
+        attacks.update()
+    attacks.close()
+    for ood, x_ood in tqdm((ood_sets or {}).items(), desc=f"OOD {name}", unit="set",
+                           total=len(ood_sets or {}), disable=not progress, leave=False):
         probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
                                  generator=make_generator(device, cfg.seed, name, "eval", ood))
         scores_out = uncertainty_scores(probs_out)
@@ -247,7 +250,7 @@ def run_bench(
     argv: list[str] | None = None,
     save_scores: bool = True,
 ) -> list[Result]:
-    """Run the bench; write ``results.csv/.jsonl``, ``run.json``, ``leaderboard.md``, figures.
+    """Run the bench; write ``results.csv/.jsonl``, ``run.json``, then every report (``render``).
 
     With ``save_scores`` the per-example OOD scores go to ``out_dir/scores/``.
 
@@ -295,10 +298,7 @@ def run_bench(
             info["seconds"] = time.perf_counter() - t0
             rows += model_rows
             models[name].setdefault("heldout", {})[ood] = info
-    results = write_results(out_dir, rows)
-    table = lb.leaderboard(results)
-    write_figures(results, out_dir)
-    write_text_atomic(out_dir / "leaderboard.md", lb.to_markdown(table, legend(cfg)))
+    write_results(out_dir, rows)
     run = {
         "robustbnn": __version__,
         "git_sha": git_sha(),
@@ -316,4 +316,5 @@ def run_bench(
         "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(),
     }
     write_json(out_dir / "run.json", json.loads(json.dumps(run, default=str)))
+    render([out_dir], out_dir)  # the same function as `robustbnn report`: the same bytes
     return rows

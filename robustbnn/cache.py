@@ -22,6 +22,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from robustbnn import __version__
+from robustbnn.report.store import umask_mode
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +85,8 @@ def save(cache_dir: Path, name: str, key: str, model: torch.nn.Module, meta: dic
         state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
         save_file(state, tmp / "model.safetensors", metadata={"robustbnn": __version__})
         (tmp / "config.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        for path in (tmp, *tmp.iterdir()):  # safetensors, too, writes its file 0600
+            umask_mode(path)
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)

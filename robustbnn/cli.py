@@ -1,4 +1,4 @@
-"""Command line: ``robustbnn bench | models | datasets``.
+"""Command line: ``robustbnn bench | report | models | datasets``.
 
 ``main(argv) -> int`` is the only place that seeds global RNGs or picks a device.
 """
@@ -84,8 +84,8 @@ def _parser() -> argparse.ArgumentParser:
                            "model of a suite, then measure clean accuracy, FGSM robustness "
                            "and OOD detection; write a leaderboard.")
     bench.add_argument("--suite", default="default",
-                       help="named config: default (embedded MNIST, every model, ~8 min on 2 CPU cores), "
-                       "smoke (seconds); see --print-config")
+                       help="named config: default (embedded MNIST, every model, ~15 min on 2 CPU "
+                       "cores), ci (what CI checks, ~4 min), smoke (seconds); see --print-config")
     bench.add_argument("--models", type=_split_names, metavar="A,B",
                        help="comma-separated model names (default: the suite's)")
     bench.add_argument("--dataset", help="dataset name (default: the suite's)")
@@ -114,6 +114,27 @@ def _parser() -> argparse.ArgumentParser:
                             "(default: on; the OOD figures are drawn from them)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
+
+    report = sub.add_parser(
+        "report", parents=[common], help="re-render reports from stored run folders",
+        description="Re-render leaderboard.md/.csv/.json/.html, the OOD detail tables "
+        "(ood.md/.csv) and figures/ from stored run folders alone; no model code runs. "
+        "Several folders (e.g. one per seed) combine as mean ± std.")
+    report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="folders written by `robustbnn bench`")
+    report.add_argument("--out", type=Path, metavar="DIR",
+                        help="output folder (default: RUN_DIR itself; required for several)")
+    report.add_argument("--sort", metavar="COLUMN",
+                        help="leaderboard column key to sort by, best first (default: "
+                             "clean_accuracy; the keys are the leaderboard.csv header)")
+    report.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
+                        help="draw figures/*.png (default: on)")
+    report.add_argument("--check", type=Path, metavar="REFERENCE_DIR",
+                        help="then compare the new leaderboard.json with the committed "
+                             "REFERENCE_DIR/leaderboard.json, within REFERENCE_DIR/"
+                             "tolerances.json; exit 1 when a number moved beyond tolerance")
+    report.add_argument("--tolerances", type=Path, metavar="FILE",
+                        help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")
 
     sub.add_parser("models", parents=[common], help="list registered models")
     sub.add_parser("datasets", parents=[common],
@@ -166,10 +187,42 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     rows = run_bench(cfg, suite=args.suite, device=device, out_dir=args.out,
                      data_root=data_root, cache_dir=cache_dir, download=args.download,
                      progress=progress, argv=argv, save_scores=args.save_scores)
-    if not args.quiet:
-        sys.stdout.write((args.out / "leaderboard.md").read_text())
-        sys.stdout.write(f"\nwrote {len(rows)} results to {args.out}/ "
-                         "(leaderboard.md, results.csv, results.jsonl, run.json)\n")
+    _summary(args, [args.out], f"wrote {len(rows)} results and the reports to {args.out}/ "
+             "(results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, figures/)")
+    return 0
+
+
+def _summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:
+    """The final summary table (terminal only, not with --quiet) and one closing line."""
+    if args.quiet:
+        return
+    if sys.stdout.isatty():
+        from robustbnn.report.render import load_runs
+        from robustbnn.report.summary import summary_table
+
+        results, _ = load_runs(run_dirs)
+        sys.stdout.write(summary_table(results) + "\n\n")
+    sys.stdout.write(done + "\n")
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from robustbnn.report.regression import check
+    from robustbnn.report.render import render
+
+    if args.out is None and len(args.run_dirs) > 1:
+        raise ConfigError(f"{len(args.run_dirs)} run folders were given: name the folder for "
+                          "their combined reports with --out DIR")
+    out = args.out or args.run_dirs[0]
+    if args.check is not None and out.resolve() == args.check.resolve():
+        raise ConfigError(f"--check {args.check}: that is the output folder itself; render "
+                          "into another folder (--out) to compare against it")
+    render(args.run_dirs, out, sort=args.sort, figures=args.figures)
+    _summary(args, args.run_dirs, f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")
+    if args.check is not None:
+        n = check(args.check, out, tolerances=args.tolerances)
+        if not args.quiet:
+            sys.stdout.write(f"regression check passed: {n} numbers within tolerance of "
+                             f"{args.check}/leaderboard.json (timing columns not compared)\n")
     return 0
 
 
@@ -209,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         load_plugins(args.plugin)
         if args.command == "bench":
             return _cmd_bench(args, argv)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "models":
             return _cmd_models(args)
         return _cmd_datasets(args)

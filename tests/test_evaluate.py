@@ -111,10 +111,10 @@ def _results() -> pd.DataFrame:
 
 
 def test_leaderboard_shows_targeted_success_and_violated_checks() -> None:
-    table = lb.leaderboard(_results())
+    table = lb.leaderboard(_results()).table
     assert list(table.index) == ["a", "b"]
-    assert table.loc["a", "targeted success step=20"] == 0.7
-    assert table.loc["b", "targeted success step=20"] == 0.9
+    assert table.loc["a", "targeted_success_step20"] == 0.7
+    assert table.loc["b", "targeted_success_step20"] == 0.9
     assert table.loc["a", "sanity"] == "ok"
     assert table.loc["b", "sanity"] == "beats_random_noise (S=32)"
 

@@ -182,15 +182,17 @@ def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> 
     return _save(fig, path)
 
 
-def write_figures(results: pd.DataFrame, out_dir: Path) -> list[Path]:
-    """Every figure of a run folder into ``out_dir/figures``; returns the paths written.
+def write_figures(results: pd.DataFrame, run_dir: Path, *,
+                  out_dir: Path | None = None) -> list[Path]:
+    """Every figure of a run into ``out_dir/figures`` (default: ``run_dir``); returns the paths.
 
-    Uses the results table and, for the OOD figures, the per-example ``scores/`` files.
+    Uses the results table and, for the OOD figures, the per-example ``scores/`` files of
+    ``run_dir``.
     """
-    figures = Path(out_dir) / "figures"
+    figures = Path(run_dir if out_dir is None else out_dir) / "figures"
     written = [fgsm_overview(results, figures / "fgsm_accuracy.png")]
     for model in dict.fromkeys(results["model"]):
         written.append(attack_figure(results, model, figures / f"attack_{model}.png"))
         written.append(targeted_figure(results, model, figures / f"targeted_{model}.png"))
-        written.append(ood_figure(results, out_dir, model, figures / f"ood_{model}.png"))
+        written.append(ood_figure(results, run_dir, model, figures / f"ood_{model}.png"))
     return [p for p in written if p is not None]

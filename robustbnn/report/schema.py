@@ -20,6 +20,9 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     "error_detection": True,
     "gradient_nonzero": True,  # under attack, a model should notice (higher = more uncertain)
     "seconds": False,
+    "target_success": False,  # of the targeted attack: lower = more robust
+    "seconds_per_1000_predictions": False,
+    "parameters": False,
 }
 
 

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from robustbnn.report.store import umask_mode
+
 __all__ = ["read_scores", "scores_path", "write_scores"]
 
 
@@ -50,6 +52,7 @@ def write_scores(run_dir: Path, model: str, dataset: str, scores_in: dict[str, n
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez_compressed(fh, **arrays)
+        umask_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

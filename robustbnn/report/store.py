@@ -14,6 +14,17 @@ import pandas as pd
 from robustbnn.report.schema import COLUMNS, Result
 
 
+def umask_mode(path: str | Path) -> None:
+    """Give a ``mkstemp``/``mkdtemp`` result the mode ``open``/``mkdir`` would have given it.
+
+    The temporary files behind the atomic writes are created private (0600, 0700); without this
+    a results folder or cache entry would be unreadable to the rest of a research group.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~mask)
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, then rename it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -21,6 +32,7 @@ def write_text_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             fh.write(text)
+        umask_mode(tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,125 @@
+"""The CI regression check: a regenerated leaderboard against the committed one.
+
+Every numeric leaderboard column except the timing ones (wall-clock seconds depend on the
+machine) is compared model by model: the check fails when ``|new − committed|`` exceeds the
+column's tolerance in ``tolerances.json`` (measured seed-to-seed spread, see
+:mod:`robustbnn.report.tolerances`), or when a model or column appeared or disappeared.
+Text columns (best measure names, failed sanity checks) are not compared.
+
+Example:
+    >>> committed = {"columns": [{"key": "acc", "kind": "number", "timing": False}],
+    ...              "rows": [{"model": "mlp", "acc": 0.95}]}
+    >>> new = {"columns": committed["columns"], "rows": [{"model": "mlp", "acc": 0.90}]}
+    >>> compare(committed, new, {"acc": 0.01})
+    ['mlp acc: committed 0.95, new 0.9, |Δ| 0.05 > tolerance 0.01']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from robustbnn.errors import UserError
+
+__all__ = ["REFRESH", "RegressionError", "check", "compare", "load_tolerances"]
+
+REFRESH = ("if the change is deliberate, refresh the committed reports with `.ci/reports "
+           "refresh` (reports/README.md)")
+
+
+class RegressionError(UserError):
+    """A regenerated number moved beyond its tolerance from the committed one."""
+
+
+def _read(path: Path, what: str) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: no {what} here; {REFRESH}") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise UserError(f"{path} is not valid JSON ({err}); {REFRESH}") from None
+
+
+def load_tolerances(path: Path) -> dict[str, float]:
+    """The per-column tolerances of a ``tolerances.json`` (its ``columns`` mapping)."""
+    payload = _read(path, "tolerances file")
+    columns = payload.get("columns")
+    if not isinstance(columns, dict) or not all(
+            isinstance(v, int | float) and v >= 0 for v in columns.values()):
+        raise UserError(f"{path}: expected a 'columns' mapping of column key -> non-negative "
+                        "number")
+    return {k: float(v) for k, v in columns.items()}
+
+
+def _fmt(value: float | None) -> str:
+    return "missing" if value is None else f"{value:.6g}"
+
+
+def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[str]:
+    """Every violation, one line each: model, column, committed and new value, tolerance.
+
+    Args:
+        committed: The committed ``leaderboard.json`` payload.
+        new: The regenerated ``leaderboard.json`` payload.
+        tolerances: Column key -> largest allowed absolute change.
+    """
+    checked = [c["key"] for c in committed["columns"]
+               if c["kind"] == "number" and not c["timing"]]
+    problems = []
+    new_keys = {c["key"] for c in new["columns"] if c["kind"] == "number" and not c["timing"]}
+    for key in sorted(new_keys.symmetric_difference(checked)):
+        where = "regenerated" if key in new_keys else "committed"
+        problems.append(f"column {key} is only in the {where} leaderboard")
+    old_rows = {r["model"]: r for r in committed["rows"]}
+    new_rows = {r["model"]: r for r in new["rows"]}
+    for model in sorted(set(old_rows).symmetric_difference(new_rows)):
+        where = "regenerated" if model in new_rows else "committed"
+        problems.append(f"model {model} is only in the {where} leaderboard")
+    for model, old in old_rows.items():
+        if model not in new_rows:
+            continue
+        for key in checked:
+            if key not in new_keys:
+                continue
+            if key not in tolerances:
+                problems.append(f"{model} {key}: no tolerance for this column in "
+                                "tolerances.json")
+                continue
+            a, b, tol = old.get(key), new_rows[model].get(key), tolerances[key]
+            if a is None and b is None:
+                continue
+            if a is None or b is None or math.isnan(a) or math.isnan(b) or abs(b - a) > tol:
+                delta = "" if a is None or b is None else f", |Δ| {abs(b - a):.6g}"
+                problems.append(f"{model} {key}: committed {_fmt(a)}, new {_fmt(b)}{delta} > "
+                                f"tolerance {tol:.6g}")
+    return problems
+
+
+def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None) -> int:
+    """Compare ``new_dir/leaderboard.json`` with ``reference_dir/leaderboard.json``.
+
+    Args:
+        reference_dir: The committed reports (``leaderboard.json``, ``tolerances.json``).
+        new_dir: A freshly rendered report folder.
+        tolerances: Tolerances file (default ``reference_dir/tolerances.json``).
+
+    Returns:
+        How many numbers were compared.
+
+    Raises:
+        RegressionError: Naming every violation and how to refresh.
+        UserError: For a missing or unreadable file.
+    """
+    reference_dir, new_dir = Path(reference_dir), Path(new_dir)
+    committed = _read(reference_dir / "leaderboard.json", "committed leaderboard.json")
+    new = _read(new_dir / "leaderboard.json", "regenerated leaderboard.json")
+    tol = load_tolerances(tolerances or reference_dir / "tolerances.json")
+    problems = compare(committed, new, tol)
+    if problems:
+        raise RegressionError(
+            f"regression check failed: {len(problems)} difference(s) between "
+            f"{new_dir}/leaderboard.json and the committed {reference_dir}/leaderboard.json: "
+            + "; ".join(problems) + f". {REFRESH}")
+    return sum(1 for c in committed["columns"] if c["kind"] == "number" and not c["timing"]
+               ) * len(committed["rows"])
