@@ -149,7 +149,7 @@ SUITES.register(
 # "Reports and CI regression check"): three of the default suite's models at a reduced budget
 # on the embedded mnist5k, the leaderboard's two FGSM step sizes plus two for the curves, the
 # full 100-step targeted attack on fewer digits, and the embedded OOD sets only (no data root,
-# no network). About 4 minutes on 2 CPU cores.
+# no network). About a minute on 2 CPU cores (50-58 s measured, --no-cache).
 SUITES.register(
     "ci",
     BenchConfig(
