@@ -60,6 +60,16 @@ def _split_names(text: str) -> tuple[str, ...]:
     return tuple(n.strip() for n in text.split(",") if n.strip())
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robustbnn",
@@ -109,6 +119,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="pixel scale of the OOD sets: unit = [0, 1] (default); "
                             "bhn_reference = the BHN code's (notMNIST in [-0.5, 0.5], "
                             "unclipped Gaussian)")
+    bench.add_argument("--targeted-samples", type=_positive_int, metavar="S",
+                       help="posterior samples per input gradient of the targeted attack "
+                            "(default: the suite's, Li & Gal's 10; deterministic models use 1). "
+                            "More samples make a stronger attack on dropout models")
     bench.add_argument("--save-scores", action=argparse.BooleanOptionalAction, default=True,
                        help="write per-example OOD scores to OUT/scores/<model>/<set>.npz "
                             "(default: on; the OOD figures are drawn from them)")
@@ -157,6 +171,8 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
         changes["ood"] = args.ood
     if args.ood_preprocessing:
         changes["ood_preprocessing"] = args.ood_preprocessing
+    if args.targeted_samples:
+        changes["targeted_s_attack"] = args.targeted_samples
     if args.overrides:
         changes["overrides"] = (*cfg.overrides, *args.overrides)
     return dataclasses.replace(cfg, **changes)

@@ -46,6 +46,21 @@ def test_print_config_is_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert cfg["model_configs"]["mlp"]["hidden"] == [32]
 
 
+def test_targeted_samples_sets_the_targeted_attack_s_attack(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "--suite", "smoke", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["targeted_s_attack"] == 10
+    assert main(["bench", "--suite", "smoke", "--targeted-samples", "100", "--print-config"]) == 0
+    assert json.loads(capsys.readouterr().out)["targeted_s_attack"] == 100
+
+
+def test_targeted_samples_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--targeted-samples", "0"])
+    assert exit_info.value.code == 2
+    assert "--targeted-samples: expected a positive whole number, got '0'" in capsys.readouterr().err
+
+
 def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
     assert _bench(tmp_path, out="a") == 0
     assert _bench(tmp_path, out="b") == 0

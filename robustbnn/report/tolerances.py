@@ -32,8 +32,9 @@ FLOOR = 0.001
 def _round_up(value: float) -> float:
     if value <= 0:
         return 0.0
-    scale = 10 ** (math.floor(math.log10(value)) - 1)
-    return math.ceil(value / scale - 1e-9) * scale
+    exponent = math.floor(math.log10(value)) - 1
+    digits = math.ceil(value / 10.0**exponent - 1e-9)
+    return float(f"{digits}e{exponent}")  # 0.013, not 13 * 0.001 = 0.013000000000000001
 
 
 def measure(run_dirs: list[Path]) -> dict:
@@ -68,7 +69,6 @@ def measure(run_dirs: list[Path]) -> dict:
         "measured_with": ".ci/reports tolerances (robustbnn bench --suite ci --seed N "
                          "--no-cache for N = 0, 1, 2, then python -m "
                          "robustbnn.report.tolerances on the three folders)",
-        "runs": [str(d) for d in run_dirs],
         "seeds": [int(r.get("seed", -1)) for r in runs],
         "suite": sorted({str(r.get("suite")) for r in runs}),
         "spread": spread,

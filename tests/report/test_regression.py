@@ -11,6 +11,7 @@ from robustbnn.cli import main
 from robustbnn.report.regression import RegressionError, check
 from robustbnn.report.render import render
 from robustbnn.report.store import write_json
+from robustbnn.report.tolerances import _round_up
 
 from ._runs import rows, write_run
 
@@ -93,3 +94,9 @@ def test_committed_reports_are_the_rendering_of_the_committed_results(tmp_path: 
     checked = {c["key"] for c in board["columns"] if c["kind"] == "number" and not c["timing"]}
     assert checked == set(tolerances["columns"]) and tolerances["seeds"] == [0, 1, 2]
     assert json.loads((reports / "run.json").read_text())["suite"] == "ci"
+
+
+@pytest.mark.parametrize(("value", "expected"), [(0.0126, "0.013"), (0.12, "0.12"),
+                                                  (0.0781, "0.079"), (3.01, "3.1"), (0.0, "0.0")])
+def test_tolerances_round_up_to_two_significant_digits_without_float_noise(value, expected):
+    assert repr(_round_up(value)) == expected
