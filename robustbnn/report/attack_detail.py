@@ -15,7 +15,8 @@ import math
 
 import pandas as pd
 
-from robustbnn.report.columns import knobs
+from robustbnn.report.markdown import md_table
+from robustbnn.report.schema import with_knobs
 
 __all__ = ["attack_markdown"]
 
@@ -34,30 +35,28 @@ def _table(rows: pd.DataFrame, keys: list[str], title: str) -> str:
     combos = sorted({tuple(r) for r in per_run[keys].itertuples(index=False)})
     header = ["model", *(" ".join(f"{k}={v:g}" for k, v in zip(keys, c, strict=True))
                          for c in combos)]
-    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * len(combos) + "|"]
+    rows = []
     for model in dict.fromkeys(per_run["model"]):
         mine = per_run[per_run["model"] == model]
-        cells = [_cell(mine[(mine[keys] == list(c)).all(axis=1)]["value"]) for c in combos]
-        lines.append("| " + " | ".join([model.replace("|", "\\|"), *cells]) + " |")
-    return f"## {title}\n\n" + "\n".join(lines) + "\n"
+        rows.append([model, *(_cell(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
+                              for c in combos)])
+    return f"## {title}\n\n" + md_table(header, rows)
 
 
 def attack_markdown(results: pd.DataFrame) -> str | None:
     """The attack detail tables as GitHub Markdown, or None when the runs attacked nothing."""
     if "run" not in results:
         results = results.assign(run=0)
-    parsed = results["setting"].map(knobs)
     out = ["# Attacks: every step size and checkpoint\n",
            "Fractions; mean ± sample std over runs when several. The protocol is in the "
            "leaderboard legend.\n"]
     fgsm = results[(results["task"] == "fgsm") & (results["metric"] == "accuracy")]
     if len(fgsm):
-        fgsm = fgsm.assign(S_attack=parsed[fgsm.index].map(lambda d: float(d["S_attack"])),
-                           eps=parsed[fgsm.index].map(lambda d: float(d["eps"])))
-        out.append(_table(fgsm, ["S_attack", "eps"], "FGSM accuracy"))
+        out.append(_table(with_knobs(fgsm, "S_attack", "eps"), ["S_attack", "eps"],
+                          "FGSM accuracy"))
     targeted = results[(results["task"] == "targeted")
                        & (results["metric"] == "target_success")]
     if len(targeted):
-        targeted = targeted.assign(step=parsed[targeted.index].map(lambda d: float(d["step"])))
-        out.append(_table(targeted, ["step"], "Targeted attack: success rate (lower is better)"))
+        out.append(_table(with_knobs(targeted, "step"), ["step"],
+                          "Targeted attack: success rate (lower is better)"))
     return "\n".join(out) if len(out) > 2 else None

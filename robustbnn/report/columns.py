@@ -12,7 +12,7 @@ import dataclasses
 
 import pandas as pd
 
-from robustbnn.report.schema import HIGHER_IS_BETTER
+from robustbnn.report.schema import HIGHER_IS_BETTER, knobs, with_knobs
 
 __all__ = ["Column", "compute_columns", "knobs"]
 
@@ -44,24 +44,6 @@ class Column:
     def higher_is_better(self) -> bool | None:
         """The sort direction from ``HIGHER_IS_BETTER``; None for text columns."""
         return HIGHER_IS_BETTER[self.metric] if self.kind == "number" else None
-
-
-def knobs(setting: str) -> dict[str, str]:
-    """Parse a ``key=value;...`` setting string.
-
-    Example:
-        >>> knobs("eps=0.1;S_attack=32")
-        {'eps': '0.1', 'S_attack': '32'}
-    """
-    return dict(part.split("=", 1) for part in setting.split(";") if part)
-
-
-def _with_knobs(rows: pd.DataFrame, *keys: str) -> pd.DataFrame:
-    parsed = rows["setting"].map(knobs)
-    out = rows.copy()
-    for key in keys:
-        out[key] = parsed.map(lambda d, k=key: float(d[k]) if k in d else float("nan"))
-    return out
 
 
 def _per_run(rows: pd.DataFrame) -> pd.Series:
@@ -116,14 +98,14 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     clean = results[task == "clean"]
     for name, title in (("accuracy", "clean acc"), ("nll", "NLL"), ("ece", "ECE")):
         add(Column(f"clean_{name}", title, name), _per_run(clean[clean["metric"] == name]))
-    fgsm = _with_knobs(results[task == "fgsm"], "eps", "S_attack")
+    fgsm = with_knobs(results[task == "fgsm"], "eps", "S_attack")
     acc = fgsm[fgsm["metric"] == "accuracy"]
     for eps in FGSM_EPS:
         for s in sorted(acc["S_attack"].dropna().unique()):
             sel = acc[(acc["eps"] == eps) & (acc["S_attack"] == s)]
             add(Column(f"fgsm_accuracy_eps{eps:g}_S{s:g}", f"FGSM acc ε={eps:g} S={s:g}",
                        "accuracy"), _per_run(sel))
-    targeted = _with_knobs(results[(task == "targeted") & (metric == "target_success")], "step")
+    targeted = with_knobs(results[(task == "targeted") & (metric == "target_success")], "step")
     if len(targeted):
         step = targeted["step"].max()
         add(Column(f"targeted_success_step{step:g}", f"targeted success @{step:g} steps",
@@ -142,7 +124,7 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
         value, best = _best(mean, "auroc")
         add(Column("ood_auroc_mean", "mean OOD AUROC", "auroc"), value)
         add(Column("ood_auroc_mean_measure", "OOD measure", kind="text"), best)
-    cost = _with_knobs(results[task == "cost"], "S_eval")
+    cost = with_knobs(results[task == "cost"], "S_eval")
     timing = cost[cost["metric"] == "seconds_per_1000_predictions"]
     if len(timing):
         s = timing["S_eval"].max()

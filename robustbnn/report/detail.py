@@ -16,6 +16,7 @@ import math
 
 import pandas as pd
 
+from robustbnn.report.markdown import md_table
 from robustbnn.report.published import published, source
 
 __all__ = ["ood_frame", "ood_markdown"]
@@ -59,12 +60,9 @@ def _paper(row: pd.Series | None) -> tuple[str, str]:
     return f"{row['paper']:.2f}", f"{row['delta']:+.2f}"
 
 
-def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-
-    return "\n".join([line(header), "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
-                      *(line(r) for r in rows)]) + "\n"
+def _with_paper(row: pd.Series | None, show: bool) -> list[str]:
+    """Our cell, then ``paper`` and ``Δ`` when the column group shows the published value."""
+    return [_cell(row), *(_paper(row) if show else ())]
 
 
 def _lookup(frame: pd.DataFrame) -> dict[tuple[str, str, str, str], pd.Series]:
@@ -86,12 +84,10 @@ def _table2(frame: pd.DataFrame, cells: dict, models: list[str], measure: str) -
         row = [dataset]
         for model in models:
             for metric in METRICS:
-                r = cells.get((model, dataset, measure, metric))
-                row.append(_cell(r))
-                if (model, metric) in has_paper:
-                    row += list(_paper(r))
+                row += _with_paper(cells.get((model, dataset, measure, metric)),
+                                   (model, metric) in has_paper)
         rows.append(row)
-    return _md_table(header, rows)
+    return md_table(header, rows)
 
 
 def _table3(frame: pd.DataFrame, cells: dict, models: list[str], metric: str) -> str:
@@ -110,12 +106,10 @@ def _table3(frame: pd.DataFrame, cells: dict, models: list[str], metric: str) ->
     for dataset in held:
         row = [dataset.split(":")[1]]
         for meas, model in groups:
-            r = cells.get((model, dataset, meas, metric))
-            row.append(_cell(r))
-            if (model, meas) in has_paper:
-                row += list(_paper(r))
+            row += _with_paper(cells.get((model, dataset, meas, metric)),
+                               (model, meas) in has_paper)
         rows.append(row)
-    return _md_table(header, rows)
+    return md_table(header, rows)
 
 
 def ood_markdown(frame: pd.DataFrame) -> str:

@@ -28,20 +28,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from robustbnn.metrics.ranking import roc_curve_points  # noqa: E402
+from robustbnn.report.schema import with_knobs  # noqa: E402
 from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
 
 __all__ = ["attack_figure", "fgsm_overview", "ood_figure", "targeted_figure", "write_figures"]
 
 METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
-
-
-def _knobs(frame: pd.DataFrame, *keys: str) -> pd.DataFrame:
-    """Add one float column per protocol knob parsed from the ``setting`` strings."""
-    parsed = frame["setting"].map(lambda s: dict(p.split("=", 1) for p in s.split(";") if p))
-    out = frame.copy()
-    for key in keys:
-        out[key] = parsed.map(lambda d, k=key: float(d[k]) if k in d else float("nan"))
-    return out
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -63,7 +55,7 @@ def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
     rows = results[(results["model"] == model) & (results["task"] == "fgsm")]
     if rows.empty:
         return None
-    rows = _knobs(rows, "eps", "S_attack")
+    rows = with_knobs(rows, "eps", "S_attack")
     s_values = sorted(rows["S_attack"].dropna().unique())
     panels = [("accuracy", "accuracy"), ("mean_uncertainty", "mean uncertainty"),
               ("adversary_detection", "adversary detection AUROC"),
@@ -101,7 +93,7 @@ def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | Non
     rows = results[(results["model"] == model) & (results["task"] == "targeted")]
     if rows.empty:
         return None
-    rows = _knobs(rows, "step")
+    rows = with_knobs(rows, "step")
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
     groups = [(["accuracy", "target_success"], "fraction"), (["mean_uncertainty"], "mean"),
               (["linf", "l2"], "distortion")]
@@ -126,7 +118,7 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     rows = results[(results["task"] == "fgsm") & (results["metric"] == "accuracy")]
     if rows.empty:
         return None
-    rows = _knobs(rows, "eps", "S_attack")
+    rows = with_knobs(rows, "eps", "S_attack")
     s_values = sorted(rows["S_attack"].unique())
     fig, axes = plt.subplots(1, len(s_values), figsize=(5.5 * len(s_values), 4.2),
                              squeeze=False, sharey=True)

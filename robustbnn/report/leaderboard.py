@@ -15,6 +15,7 @@ import pandas as pd
 
 from robustbnn.errors import ConfigError
 from robustbnn.report.columns import Column, compute_columns
+from robustbnn.report.markdown import md_table
 
 __all__ = ["DEFAULT_SORT", "Leaderboard", "format_cell", "leaderboard", "to_csv", "to_json",
            "to_markdown"]
@@ -111,23 +112,16 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     return text
 
 
-def _escape_md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def to_markdown(board: Leaderboard, legend: list[str], *, title: str) -> str:
     """GitHub Markdown: the order, the table, and the protocol legend as a list."""
     header = ["model", *(c.title for c in board.columns)]
-    align = ["---", *("---:" if c.kind == "number" else "---" for c in board.columns)]
-    lines = ["| " + " | ".join(_escape_md(h) for h in header) + " |",
-             "|" + "|".join(align) + "|"]
-    for model in board.table.index:
-        cells = [model, *(format_cell(board, model, c) for c in board.columns)]
-        lines.append("| " + " | ".join(_escape_md(str(c)) for c in cells) + " |")
+    right = [False, *(c.kind == "number" for c in board.columns)]
+    rows = [[model, *(format_cell(board, model, c) for c in board.columns)]
+            for model in board.table.index]
     spread = (f" Mean ± sample std over {board.runs} runs (seeds {board.seeds})."
               if board.runs > 1 else f" One run (seed {board.seeds[0]}).")
     return (f"# {title}\n\n{board.order_text()}{spread} Accuracies, AUROCs and success rates "
-            "are fractions.\n\n" + "\n".join(lines) + "\n\n"
+            "are fractions.\n\n" + md_table(header, rows, right) + "\n"
             + "".join(f"* {item}\n" for item in legend))
 
 

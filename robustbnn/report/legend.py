@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, knobs
+from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS
+from robustbnn.report.schema import knobs
 
 __all__ = ["legend"]
 

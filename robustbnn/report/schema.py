@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pandas as pd
+
 COLUMNS = ("model", "seed", "task", "dataset", "setting", "measure", "metric", "value")
 
 # True when a larger value is better. The leaderboard sorts by this table.
@@ -54,3 +56,22 @@ def setting(**knobs: object) -> str:
         return f"{v:g}" if isinstance(v, float) else str(v)
 
     return ";".join(f"{k}={fmt(v)}" for k, v in knobs.items())
+
+
+def knobs(setting: str) -> dict[str, str]:
+    """Parse a ``key=value;...`` setting string (the inverse of :func:`setting`).
+
+    Example:
+        >>> knobs("eps=0.1;S_attack=32")
+        {'eps': '0.1', 'S_attack': '32'}
+    """
+    return dict(part.split("=", 1) for part in setting.split(";") if part)
+
+
+def with_knobs(rows: pd.DataFrame, *keys: str) -> pd.DataFrame:
+    """``rows`` plus one float column per knob parsed from ``setting`` (NaN where absent)."""
+    parsed = rows["setting"].map(knobs)
+    out = rows.copy()
+    for key in keys:
+        out[key] = parsed.map(lambda d, k=key: float(d[k]) if k in d else float("nan"))
+    return out
