@@ -1,63 +1,97 @@
-"""Orchestration of a bench run: data -> fit or load -> clean -> FGSM -> OOD -> reports."""
+"""``robustbnn bench``: a suite's config -> a plan of cells -> an executor -> results and reports.
+
+The run goes down the floors once: :func:`run_bench` builds the plan
+(:mod:`robustbnn.run.plan`), claims the run folder, runs the unfinished cells on the chosen
+executor (:mod:`robustbnn.run.runner`), then assembles ``results.csv``/``.jsonl``, the
+per-example scores, ``run.json`` and every report from the stored cells alone.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
 import json
 import logging
 import platform
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm.auto import tqdm
 
-from robustbnn import __version__, cache
-from robustbnn.attacks import FGSM, TargetedIFGSM
-from robustbnn.config import override, parse_set
-from robustbnn.data import DataBundle, Split, load_dataset
-from robustbnn.data.heldout import heldout_split, parse_heldout
-from robustbnn.data.ood_sets import OOD_DATASETS, check_preprocessing, load_ood
+from robustbnn import __version__
+from robustbnn.config import parse_set
+from robustbnn.data.heldout import heldout_name
+from robustbnn.data.ood_sets import check_preprocessing
 from robustbnn.errors import ConfigError
-from robustbnn.evaluate import (clean_rows, fgsm_rows, ood_rows, sanity_rows, targeted_rows,
-                                uncertainty_scores)
-from robustbnn.models import MODELS, BayesianModule
-from robustbnn.predict import sample_probs
+from robustbnn.models import MODELS
 from robustbnn.report.render import render
+from robustbnn.report.schema import Result
 from robustbnn.report.scores import write_scores
-from robustbnn.metrics.classification import accuracy
-from robustbnn.report.schema import Result, setting
 from robustbnn.report.store import write_json, write_results
+from robustbnn.run.context import (RunSpec, bench_data, make_generator, ood_images,
+                                   prepare_data)
+from robustbnn.run.executors import make_executor
+from robustbnn.run.plan import Plan, build_plan, format_plan
+from robustbnn.run.runner import RunReport, run_plan
+from robustbnn.run.store import CellStore
+from robustbnn.run.tasks.train import fit_or_load, model_config
 from robustbnn.suites import BenchConfig
-from robustbnn.train import fit
+
+__all__ = ["BenchOptions", "BenchOutcome", "check_overrides", "fit_or_load", "make_generator",
+           "model_config", "prepare_data", "resolve_models", "run_bench"]
 
 log = logging.getLogger(__name__)
 
 
+@dataclasses.dataclass(frozen=True)
+class BenchOptions:
+    """Where and how a bench runs; none of it changes a number (the device aside).
 
-def make_generator(device: torch.device, seed: int, *keys: str) -> torch.Generator:
-    """A generator for one stream (e.g. ("mlp", "train")), derived from the run seed.
-
-    Every model and stage has its own stream, so results do not depend on which models are
-    cached or in which order they run, and evaluation samples never reuse attack samples.
+    Attributes:
+        out_dir: The run folder.
+        suite: The suite's name, for ``run.json``.
+        device: The run device.
+        data_root: The data folder (None: ``$ROBUSTBNN_DATA``, else the user cache folder).
+        cache_dir: The model cache; None keeps trained models in the run folder only.
+        download: Whether loaders may download missing files.
+        progress: Progress bars.
+        save_scores: Write per-example OOD scores to ``out_dir/scores/``.
+        executor: ``local`` or ``ray``; ``local`` with ``jobs`` > 1 is a process pool.
+        jobs: Worker processes of the local pool.
+        threads: torch threads per cell (None: all cores for one job, cores // jobs for more).
+        retries: Retries of a failing cell before it is reported.
+        ray_address: The Ray cluster (None: ``$RAY_ADDRESS``, else a local Ray).
+        plugins: Plug-in modules every worker imports.
+        overwrite: Replace a run of another configuration in ``out_dir``.
+        argv: The command line, for ``run.json``.
     """
-    digest = hashlib.sha256("/".join([str(seed), *keys]).encode()).hexdigest()
-    return torch.Generator(device=device).manual_seed(int(digest[:15], 16))
+
+    out_dir: Path
+    suite: str = "default"
+    device: torch.device = torch.device("cpu")
+    data_root: Path | None = None
+    cache_dir: Path | None = None
+    download: bool = False
+    progress: bool = False
+    save_scores: bool = True
+    executor: str = "local"
+    jobs: int = 1
+    threads: int | None = None
+    retries: int = 1
+    ray_address: str | None = None
+    plugins: tuple[str, ...] = ()
+    overwrite: bool = False
+    argv: tuple[str, ...] | None = None
 
 
-def model_config(name: str, overrides: tuple[str, ...] | list[str]) -> Any:
-    """The model's default config with ``name.field=value`` / ``*.field=value`` applied."""
-    spec = MODELS.get(name)
-    cfg = spec.config()
-    fields = {f.name for f in dataclasses.fields(cfg)}
-    for owner, field, value in parse_set(list(overrides)):
-        if owner == name or (owner == "*" and field in fields):
-            cfg = override(cfg, field, value, owner=name)
-    return cfg
+@dataclasses.dataclass(frozen=True)
+class BenchOutcome:
+    """A finished bench: its rows (plan order) and what the scheduler did."""
+
+    rows: list[Result]
+    report: RunReport
+    plan: Plan
 
 
 def resolve_models(cfg: BenchConfig) -> BenchConfig:
@@ -80,31 +114,6 @@ def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
                               f"{list(cfg.models)}; add it with --models")
 
 
-def _head(split: Split, n: int) -> Split:
-    return split if n <= 0 or n >= len(split) else Split(split.x[:n], split.y[:n])
-
-
-def _first(x: torch.Tensor, y: torch.Tensor, n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    return (x, y) if n <= 0 else (x[:n], y[:n])
-
-
-def _to(split: Split, device: torch.device) -> Split:
-    return Split(split.x.to(device), split.y.to(device))
-
-
-def prepare_data(cfg: BenchConfig, data: DataBundle, device: torch.device) -> DataBundle:
-    """Subset (first n of the fixed, shuffled splits) and move to ``device``."""
-    train, val, test = _head(data.train, cfg.n_train), data.val, _head(data.test, cfg.n_test)
-    if cfg.n_train:
-        val = _head(val, max(100, cfg.n_train // 5))
-    fingerprint = data.fingerprint
-    if (len(train), len(val), len(test)) != (len(data.train), len(data.val), len(data.test)):
-        sizes = f"{len(train)}/{len(val)}/{len(test)}"
-        fingerprint = hashlib.sha256(f"{data.fingerprint}/{sizes}".encode()).hexdigest()
-    return dataclasses.replace(data, train=_to(train, device), val=_to(val, device),
-                               test=_to(test, device), fingerprint=fingerprint)
-
-
 def git_sha() -> str | None:
     """The commit of the robustbnn checkout, if it is one."""
     try:
@@ -115,206 +124,126 @@ def git_sha() -> str | None:
         return None
 
 
-def cost_rows(info: dict, *, s_eval: int, model: str, seed: int, dataset: str) -> list[Result]:
-    """Task ``cost``: seconds per 1,000 predictions at S_eval samples, and the parameter count.
-
-    The seconds depend on the machine (and its load), unlike every other number of a run.
-    """
-    knobs = setting(S_eval=s_eval)
-    return [Result(model, seed, "cost", dataset, knobs, "", metric, info[metric])
-            for metric in ("seconds_per_1000_predictions", "parameters")]
+def _threads(opts: BenchOptions) -> int | None:
+    if opts.threads:
+        return opts.threads
+    if opts.jobs > 1 or opts.executor == "ray":
+        return max(1, (torch.get_num_threads()) // max(1, opts.jobs))
+    return None
 
 
-def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
-                cache_dir: Path | None, progress: bool) -> tuple[BayesianModule, dict]:
-    """Build ``name`` with config ``mcfg`` and train it, or load its weights from the cache."""
-    spec = MODELS.get(name)
-    model = spec.build(mcfg, tuple(data.train.x.shape[1:]), data.num_classes,
-                       make_generator(device, seed, name, "init")).to(device)
-    key = cache.cache_key(name, mcfg, data.fingerprint, seed)
-    info: dict[str, Any] = {"config": dataclasses.asdict(mcfg), "cache_key": key}
-    meta = cache.load(cache_dir, name, key, model) if cache_dir else None
-    if meta is None:
-        report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
-                     generator=make_generator(device, seed, name, "train"), progress=progress)
-        info["fit"] = dataclasses.asdict(report)
-        info["cached"] = False
-        if cache_dir:
-            cache.save(cache_dir, name, key, model, {"model": name, "seed": seed,
-                       "data": data.fingerprint, "robustbnn": __version__, **info})
-    else:
-        info["fit"], info["cached"] = meta.get("fit"), True
-        log.info("loaded %s from the cache (%s)", name, key)
-    return model, info
+def make_spec(cfg: BenchConfig, opts: BenchOptions) -> RunSpec:
+    """The spec every worker of this run gets."""
+    cache_dir = opts.cache_dir or Path(opts.out_dir) / "cells" / "models"
+    local = opts.executor == "local" and opts.jobs == 1
+    return RunSpec(cfg=cfg, data_root=str(opts.data_root) if opts.data_root else None,
+                   download=opts.download, device=opts.device.type, cache_dir=str(cache_dir),
+                   plugins=opts.plugins, threads=_threads(opts), progress=opts.progress and local)
 
 
-def run_model(name: str, cfg: BenchConfig, data: DataBundle, *, device: torch.device,
-              cache_dir: Path | None, progress: bool,
-              ood_sets: dict[str, torch.Tensor] | None = None,
-              scores_dir: Path | None = None) -> tuple[list[Result], dict]:
-    """Fit or load one model and run every evaluation task on it (OOD: ``ood_sets``).
-
-    With ``scores_dir``, per-example OOD scores go to ``scores_dir/scores/<model>/<set>.npz``.
-    """
-    spec = MODELS.get(name)
-    model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
-                              device=device, cache_dir=cache_dir, progress=progress)
-    info["parameters"] = sum(p.numel() for p in model.parameters())
-    model.eval()  # the harness fixes the mode once; samples do not depend on it
-    x, y = data.test.x, data.test.y
-    t0 = time.perf_counter()
-    probs = sample_probs(model, x, cfg.s_eval, name=name,
-                         generator=make_generator(device, cfg.seed, name, "eval", "clean"))
-    info["seconds_per_1000_predictions"] = (time.perf_counter() - t0) * 1000 / len(x)
-    rows = clean_rows(probs, y, model=name, seed=cfg.seed, dataset=data.name)
-    rows += cost_rows(info, s_eval=cfg.s_eval, model=name, seed=cfg.seed, dataset=data.name)
-    scores_in = uncertainty_scores(probs)
-    attacks = tqdm(total=len(cfg.s_attack) + (cfg.targeted_steps > 0), desc=f"attack {name}",
-                   unit="attack", disable=not progress, leave=False)
-    for s_attack in cfg.s_attack:
-        attack = FGSM(eps=0.0, n_samples=s_attack, objective=cfg.attack_objective,
-                      label=cfg.attack_label, clip=cfg.attack_clip)
-        fgsm = fgsm_rows(
-            model, x, y, eps_grid=cfg.eps, attack=attack, s_eval=cfg.s_eval, name=name,
-            seed=cfg.seed, dataset=data.name, clean_scores=scores_in,
-            attack_generator=make_generator(device, cfg.seed, name, "attack", str(s_attack)),
-            eval_generator=make_generator(device, cfg.seed, name, "eval", "fgsm", str(s_attack)))
-        rows += fgsm
-        rows += sanity_rows(
-            model, *_first(x, y, cfg.n_sanity),
-            attack=dataclasses.replace(attack, eps=cfg.sanity_eps),
-            fgsm=fgsm,
-            s_eval=cfg.s_eval, name=name, seed=cfg.seed, dataset=data.name,
-            attack_generator=make_generator(device, cfg.seed, name, "sanity", str(s_attack)),
-            eval_generator=make_generator(device, cfg.seed, name, "eval", "sanity", str(s_attack)),
-            member_generator=make_generator(device, cfg.seed, name, "member"))
-        attacks.update()
-    targeted = TargetedIFGSM(step_size=cfg.targeted_step_size, steps=cfg.targeted_steps,
-                             n_samples=cfg.targeted_s_attack if spec.stochastic else 1,
-                             objective=cfg.attack_objective, checkpoint_every=cfg.targeted_every)
-    if cfg.targeted_steps > 0:
-        rows += targeted_rows(
-            model, *_first(x, y, cfg.n_targeted), attack=targeted, s_eval=cfg.s_eval, name=name,
-            seed=cfg.seed, dataset=data.name,
-            attack_generator=make_generator(device, cfg.seed, name, "attack", "targeted"),
-            eval_generator=make_generator(device, cfg.seed, name, "eval", "targeted"))
-        attacks.update()
-    attacks.close()
-    for ood, x_ood in tqdm((ood_sets or {}).items(), desc=f"OOD {name}", unit="set",
-                           total=len(ood_sets or {}), disable=not progress, leave=False):
-        probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
-                                 generator=make_generator(device, cfg.seed, name, "eval", ood))
-        scores_out = uncertainty_scores(probs_out)
-        rows += ood_rows(scores_in, scores_out, s_eval=cfg.s_eval, ood_name=ood, name=name,
-                         seed=cfg.seed)
-        if scores_dir is not None:
-            write_scores(scores_dir, name, ood, scores_in, scores_out)
-    return rows, info
+def plan_bench(cfg: BenchConfig, opts: BenchOptions) -> tuple[Plan, CellStore]:
+    """Resolve the config and build its plan (loads the training data, trains nothing)."""
+    cfg = resolve_models(cfg)
+    check_preprocessing(cfg.ood_preprocessing)
+    return build_plan(make_spec(cfg, opts)), CellStore(Path(opts.out_dir))
 
 
-def run_heldout(name: str, ood: str, cfg: BenchConfig, data: DataBundle, x_ood: torch.Tensor, *,
-                device: torch.device, cache_dir: Path | None, progress: bool,
-                scores_dir: Path | None = None) -> tuple[list[Result], dict]:
-    """Train ``name`` without the held-out class and score that class as OOD (BHN Table 3).
-
-    ``data`` is the reduced bundle of :func:`~robustbnn.data.heldout.heldout_split` and
-    ``x_ood`` the held-out images. Rows: ``heldout_clean`` accuracy on the reduced test set and
-    ``ood`` rows with ``dataset = ood``.
-    """
-    model, info = fit_or_load(name, model_config(name, cfg.overrides), data, seed=cfg.seed,
-                              device=device, cache_dir=cache_dir, progress=progress)
-    probs = sample_probs(model, data.test.x, cfg.s_eval, name=name,
-                         generator=make_generator(device, cfg.seed, name, "eval", ood, "in"))
-    rows = [Result(name, cfg.seed, "heldout_clean", ood, setting(S_eval=cfg.s_eval), "",
-                   "accuracy", accuracy(probs.mean(0), data.test.y))]
-    probs_out = sample_probs(model, x_ood, cfg.s_eval, name=name,
-                             generator=make_generator(device, cfg.seed, name, "eval", ood, "out"))
-    scores_in, scores_out = uncertainty_scores(probs), uncertainty_scores(probs_out)
-    rows += ood_rows(scores_in, scores_out, s_eval=cfg.s_eval, ood_name=ood, name=name,
-                     seed=cfg.seed)
-    if scores_dir is not None:
-        write_scores(scores_dir, name, ood, scores_in, scores_out)
-    return rows, info
+def print_plan(cfg: BenchConfig, opts: BenchOptions) -> str:
+    """``--plan``: the cells, their dependencies and which are done; runs nothing."""
+    plan, store = plan_bench(cfg, opts)
+    return format_plan(plan, store.done_ids())
 
 
-def run_bench(
-    cfg: BenchConfig,
-    *,
-    suite: str,
-    device: torch.device,
-    out_dir: Path,
-    data_root: Path | None,
-    cache_dir: Path | None,
-    download: bool = False,
-    progress: bool = True,
-    argv: list[str] | None = None,
-    save_scores: bool = True,
-) -> list[Result]:
-    """Run the bench; write ``results.csv/.jsonl``, ``run.json``, then every report (``render``).
-
-    With ``save_scores`` the per-example OOD scores go to ``out_dir/scores/``.
+def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
+    """Run the plan's unfinished cells, then assemble results and reports from the store.
 
     Raises:
-        UserError: For unknown names, missing or corrupt data, and diverged training.
+        UserError: For unknown names, missing or corrupt data, a run folder of another
+            configuration.
     """
-    cfg = resolve_models(cfg)
-    for ood in cfg.ood:  # before any training or loading, so a typo costs nothing
-        if parse_heldout(ood) is None:
-            OOD_DATASETS.get(ood)
-    check_preprocessing(cfg.ood_preprocessing)
     started = dt.datetime.now(dt.timezone.utc)
-    data = prepare_data(cfg, load_dataset(cfg.dataset, data_root, download=download), device)
-    log.info("data %s: %d train / %d val / %d test (%s)", data.name, len(data.train),
-             len(data.val), len(data.test), data.source)
-    ood_sets = {ood: load_ood(ood, cfg.n_ood, data_root, seed=cfg.seed, download=download,
-                              preprocessing=cfg.ood_preprocessing).to(device)
-                for ood in cfg.ood if parse_heldout(ood) is None}
+    plan, store = plan_bench(cfg, opts)
+    store.claim(plan.identity, overwrite=opts.overwrite)
+    for cell in plan.cells:  # every OOD set loads (and is verified) before any training
+        if cell.task == "ood":
+            ood_images(plan.spec, cell.params["set"])
+    executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
+                             plugins=opts.plugins, ray_address=opts.ray_address)
+    try:
+        report = run_plan(plan, executor, store, retries=opts.retries, progress=opts.progress)
+    finally:
+        executor.close()
+    rows = assemble(plan, store, opts)
+    write_run_json(plan, store, opts, report, started)
+    render([Path(opts.out_dir)], Path(opts.out_dir))
+    return BenchOutcome(rows, report, plan)
+
+
+def assemble(plan: Plan, store: CellStore, opts: BenchOptions) -> list[Result]:
+    """``results.csv``/``.jsonl`` (plan order) and the per-example scores, from stored cells."""
+    done = store.done_ids()
     rows: list[Result] = []
-    models: dict[str, dict] = {}
-    bar = tqdm(cfg.models, desc="bench", unit="model", disable=not progress)
-    for name in bar:
-        bar.set_postfix(model=name)
-        t0 = time.perf_counter()
-        model_rows, info = run_model(name, cfg, data, device=device, cache_dir=cache_dir,
-                                     progress=progress, ood_sets=ood_sets,
-                                     scores_dir=out_dir if save_scores else None)
-        info["seconds"] = time.perf_counter() - t0
-        rows += model_rows
-        models[name] = info
-    for ood in cfg.ood:
-        k = parse_heldout(ood, data.num_classes)
-        if k is None:
+    clean: dict[str, str] = {}
+    for cell in plan.cells:
+        if cell.id not in done:
             continue
-        reduced, x_ood = heldout_split(data, k)
-        heldout_models = [m for m in cfg.models if not cfg.heldout_models
-                          or m in cfg.heldout_models]
-        bar = tqdm(heldout_models, desc=f"bench {ood}", unit="model", disable=not progress)
-        for name in bar:
-            bar.set_postfix(model=name)
-            t0 = time.perf_counter()
-            model_rows, info = run_heldout(name, ood, cfg, reduced, x_ood, device=device,
-                                           cache_dir=cache_dir, progress=progress,
-                                           scores_dir=out_dir if save_scores else None)
-            info["seconds"] = time.perf_counter() - t0
-            rows += model_rows
-            models[name].setdefault("heldout", {})[ood] = info
-    write_results(out_dir, rows)
+        rows += [Result.from_json(r) for r in store.read(cell.id)["rows"]]
+        if cell.task == "clean":
+            clean[cell.model] = cell.id
+        if not opts.save_scores:
+            continue
+        if cell.task == "ood" and cell.model in clean:
+            write_scores(opts.out_dir, cell.model, cell.params["set"],
+                         store.arrays(clean[cell.model]), store.arrays(cell.id))
+        elif cell.task == "heldout":
+            arrays = store.arrays(cell.id)
+            split = {side: {k.split("/", 1)[1]: v for k, v in arrays.items()
+                            if k.startswith(f"{side}/")} for side in ("in", "out")}
+            write_scores(opts.out_dir, cell.model, heldout_name(cell.params["k"]),
+                         split["in"], split["out"])
+    write_results(Path(opts.out_dir), rows)
+    return rows
+
+
+def _device_name(device: str) -> str | None:
+    if device == "cuda" and torch.cuda.is_available():
+        return torch.cuda.get_device_name()
+    return None
+
+
+def write_run_json(plan: Plan, store: CellStore, opts: BenchOptions, report: RunReport,
+                   started: dt.datetime) -> None:
+    """Provenance: versions, device, config, data, per-model fit records, what ran."""
+    cfg, done = plan.spec.cfg, store.done_ids()
+    models: dict[str, dict[str, Any]] = {}
+    for cell in plan.cells:
+        if cell.id not in done:
+            continue
+        stored = store.read(cell.id)
+        entry = models.setdefault(cell.model, {"seconds": 0.0})
+        if cell.task == "train" and cell.params["heldout"] is not None:
+            k = heldout_name(cell.params["heldout"])
+            entry.setdefault("heldout", {})[k] = {**stored["info"], "seconds": stored["seconds"]}
+        elif cell.task == "train":
+            entry.update(stored["info"])
+        entry["seconds"] += stored["seconds"]
+    bundle = bench_data(plan.spec)
+    data = {"name": bundle.name, "source": bundle.source, "fingerprint": bundle.fingerprint,
+            "sizes": [len(bundle.train), len(bundle.val), len(bundle.test)]}
+    labels = {c.id: c.label for c in plan.cells}
     run = {
-        "robustbnn": __version__,
-        "git_sha": git_sha(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "device": str(device),
-        "seed": cfg.seed,
-        "suite": suite,
-        "config": dataclasses.asdict(cfg),
-        "data": {"name": data.name, "source": data.source, "fingerprint": data.fingerprint,
-                 "sizes": [len(data.train), len(data.val), len(data.test)]},
-        "models": models,
-        "argv": argv,
+        "robustbnn": __version__, "git_sha": git_sha(), "torch": torch.__version__,
+        "python": platform.python_version(), "device": plan.spec.device,
+        "gpu": _device_name(plan.spec.device), "seed": cfg.seed, "suite": opts.suite,
+        "config": dataclasses.asdict(cfg), "data": data,
+        "models": models, "argv": list(opts.argv) if opts.argv is not None else None,
+        "executor": {"kind": opts.executor, "jobs": opts.jobs, "threads": plan.spec.threads},
+        "cells": {"total": len(plan.cells), "reused": len(report.reused),
+                  "ran": len(report.ran),
+                  "failed": {labels[i]: e for i, e in report.failed.items()},
+                  "skipped": {labels[i]: e for i, e in report.skipped.items()}},
         "started": started.isoformat(),
         "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(),
     }
-    write_json(out_dir / "run.json", json.loads(json.dumps(run, default=str)))
-    render([out_dir], out_dir)  # the same function as `robustbnn report`: the same bytes
-    return rows
+    write_json(Path(opts.out_dir) / "run.json", json.loads(json.dumps(run, default=str)))
+

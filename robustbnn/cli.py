@@ -70,6 +70,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robustbnn",
@@ -126,8 +136,31 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--save-scores", action=argparse.BooleanOptionalAction, default=True,
                        help="write per-example OOD scores to OUT/scores/<model>/<set>.npz "
                             "(default: on; the OOD figures are drawn from them)")
+    bench.add_argument("--attacks", type=_split_names, metavar="A,B",
+                       help="attacks from the registry, comma-separated (default: the suite's, "
+                            "fgsm,targeted_ifgsm; also pgd and plug-in attacks)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
+    bench.add_argument("--plan", action="store_true",
+                       help="print the run's cells, their dependencies and which are already "
+                            "done in --out, and exit without running anything")
+    grid = bench.add_argument_group("execution (none of these changes a number)")
+    grid.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+                      help="run cells in N local worker processes (default 1: in-process)")
+    grid.add_argument("--executor", choices=["local", "ray"], default="local",
+                      help="local (default; --jobs for a process pool) or ray: each cell a Ray "
+                           "task (pip install 'robustbnn[ray]')")
+    grid.add_argument("--ray-address", metavar="ADDR",
+                      help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray)")
+    grid.add_argument("--threads", type=_positive_int, metavar="T",
+                      help="torch threads per cell (default: all cores for one job, "
+                           "cores / N with --jobs N); results can differ in the last bits "
+                           "between thread counts")
+    grid.add_argument("--retries", type=_non_negative_int, default=1, metavar="K",
+                      help="retry a failing cell K times before reporting it (default 1)")
+    grid.add_argument("--overwrite", action="store_true",
+                      help="replace the results of another run configuration in --out "
+                           "(default: refuse)")
 
     report = sub.add_parser(
         "report", parents=[common], help="re-render reports from stored run folders",
@@ -171,6 +204,8 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
         changes["ood"] = args.ood
     if args.ood_preprocessing:
         changes["ood_preprocessing"] = args.ood_preprocessing
+    if args.attacks:
+        changes["attacks"] = args.attacks
     if args.targeted_samples:
         changes["targeted_s_attack"] = args.targeted_samples
     if args.overrides:
@@ -179,10 +214,10 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    from robustbnn.bench import check_overrides, model_config, resolve_models, run_bench
+    from robustbnn.bench import (BenchOptions, check_overrides, model_config, print_plan,
+                                 resolve_models, run_bench)
     from robustbnn.cache import resolve_cache_dir
-    from robustbnn.data import resolve_data_root
-    from robustbnn.data import DATASETS
+    from robustbnn.data import DATASETS, resolve_data_root
 
     cfg = resolve_models(_bench_config(args))
     check_overrides(cfg, tuple(args.overrides))
@@ -197,14 +232,34 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    data_root = resolve_data_root(args.data_root)
-    cache_dir = resolve_cache_dir(args.cache_dir) if args.cache else None
-    progress = not args.quiet and sys.stderr.isatty()
-    rows = run_bench(cfg, suite=args.suite, device=device, out_dir=args.out,
-                     data_root=data_root, cache_dir=cache_dir, download=args.download,
-                     progress=progress, argv=argv, save_scores=args.save_scores)
-    _summary(args, [args.out], f"wrote {len(rows)} results and the reports to {args.out}/ "
-             "(results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, figures/)")
+    opts = BenchOptions(
+        out_dir=args.out, suite=args.suite, device=device,
+        data_root=resolve_data_root(args.data_root),
+        cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
+        download=args.download, progress=not args.quiet and sys.stderr.isatty(),
+        save_scores=args.save_scores, executor=args.executor, jobs=args.jobs,
+        threads=args.threads, retries=args.retries, ray_address=args.ray_address,
+        plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+    if args.plan:
+        sys.stdout.write(print_plan(cfg, opts))
+        return 0
+    outcome = run_bench(cfg, opts)
+    report = outcome.report
+    if not args.quiet:
+        sys.stderr.write(f"cells: {len(report.reused)} reused, {len(report.ran)} run, "
+                         f"{len(report.failed)} failed, {len(report.skipped)} skipped\n")
+    if report.failed or report.skipped:
+        labels = {c.id: c.label for c in outcome.plan.cells}
+        lines = [f"  {labels[i]}: {e}" for i, e in {**report.failed, **report.skipped}.items()]
+        sys.stderr.write(f"robustbnn: error: {len(report.failed)} cell(s) failed and "
+                         f"{len(report.skipped)} depending on them did not run; the "
+                         f"{len(report.reused) + len(report.ran)} finished cells are kept in "
+                         f"{args.out}/cells/, so rerunning the same command retries only "
+                         "these:\n" + "\n".join(lines) + "\n")
+        return 1
+    _summary(args, [args.out], f"wrote {len(outcome.rows)} results and the reports to "
+             f"{args.out}/ (results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, "
+             "figures/)")
     return 0
 
 
@@ -289,8 +344,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"robustbnn: error: {err}\n")
         return 1
     except KeyboardInterrupt:
-        sys.stderr.write("robustbnn: interrupted; trained models are cached, so rerunning the "
-                         "same command resumes\n")
+        sys.stderr.write("robustbnn: interrupted; every finished cell is kept, so rerunning "
+                         "the same command resumes\n")
         return 130
 
 

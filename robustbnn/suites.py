@@ -39,6 +39,17 @@ class BenchConfig:
     ood_preprocessing: str = "unit"  # "unit" = [0, 1]; "bhn_reference" = the BHN code's scales
     # Models retrained without each held-out class (heldout:<k> in ``ood``); () = every model.
     heldout_models: tuple[str, ...] = ()
+    # Attacks from robustbnn.attacks.ATTACKS: fgsm (the eps grid above, with the Carlini
+    # checks), targeted_ifgsm (the targeted_* settings), and any other registered attack, run
+    # like PGD-EOT at every (pgd_eps, pgd_s_attack) on the first n_pgd test points.
+    attacks: tuple[str, ...] = ("fgsm", "targeted_ifgsm")
+    pgd_eps: tuple[float, ...] = (0.1, 0.3)  # Madry et al.: MNIST eps 0.3
+    pgd_s_attack: tuple[int, ...] = (32,)  # EOT samples per step
+    pgd_steps: int = 40  # Madry et al. MNIST: 40 steps of 0.01
+    pgd_step_size: float = 0.01
+    pgd_restarts: int = 1
+    pgd_objective: str = "expected"  # EOT: mean_s CE (Athalye et al. 2018)
+    n_pgd: int = 500  # first n test points (0 = all)
 
 
 SUITES: Registry[BenchConfig] = Registry("suite")
@@ -107,6 +118,11 @@ SUITES.register(
         n_sanity=100,
         targeted_steps=20,
         n_targeted=60,
+        attacks=("fgsm", "targeted_ifgsm", "pgd"),
+        pgd_s_attack=(4,),
+        pgd_steps=5,
+        pgd_step_size=0.05,
+        n_pgd=50,
     ),
 )
 
@@ -125,6 +141,8 @@ SUITES.register(
              "fashion_mnist", "kmnist", *(f"heldout:{k}" for k in range(10))),
         n_ood=0,
         n_sanity=0,
+        attacks=("fgsm", "targeted_ifgsm", "pgd"),
+        n_pgd=0,
     ),
 )
 

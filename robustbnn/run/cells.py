@@ -1,0 +1,75 @@
+"""A cell: one training or one evaluation task, identified by a hash of everything it depends on.
+
+A training cell is (model, full config, data fingerprint, seed); an evaluation cell is one task
+on one trained model. ``Cell.id`` hashes a canonical JSON of the task, the model, the settings,
+the ids of the cells it depends on (so a trained model's config and data reach every cell
+downstream of it) and :data:`CELL_FORMAT`. Random streams derive from the id, so the order in
+which cells run, the executor and interruptions never change a number (STYLE.md §10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CELL_FORMAT", "Cell", "CellOutcome", "canonical_json"]
+
+CELL_FORMAT = 1  # bump when a change to a task's code makes stored cells invalid
+
+
+def canonical_json(payload: Any) -> str:
+    """Key-sorted, compact JSON: the same text for the same content, whatever the dict order."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """One unit of work of a run.
+
+    Attributes:
+        task: The task kind, a name in :data:`robustbnn.run.tasks.TASKS` (``train``, ``clean``,
+            ``fgsm``, ``sanity``, ``targeted``, ``attack``, ``ood``, ``heldout``).
+        model: The model's registry name.
+        params: The task's settings, JSON data (numbers, strings, booleans, lists, dicts).
+        deps: Ids of the cells this one reads (its training cell, the clean scores).
+        label: A short human-readable name for progress and ``--plan`` (not in the id).
+    """
+
+    task: str
+    model: str
+    params: dict[str, Any]
+    deps: tuple[str, ...] = ()
+    label: str = ""
+
+    @property
+    def id(self) -> str:
+        """A 20-hex-digit hash of task, model, params, dependencies and the cell format."""
+        payload = {"format": CELL_FORMAT, "task": self.task, "model": self.model,
+                   "params": self.params, "deps": list(self.deps)}
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
+
+    def describe(self) -> dict[str, Any]:
+        """The cell as JSON data (stored beside its rows)."""
+        return {"id": self.id, "task": self.task, "model": self.model, "label": self.label,
+                "params": self.params, "deps": list(self.deps)}
+
+
+@dataclasses.dataclass
+class CellOutcome:
+    """What a finished cell produced.
+
+    Attributes:
+        rows: Tidy result rows as JSON dicts (``Result.to_json()``).
+        arrays: Named per-example arrays other cells or reports read (e.g. clean scores).
+        info: Typed facts about the work as JSON data (a training cell's fit report).
+        seconds: Wall time of the cell.
+    """
+
+    rows: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    arrays: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    seconds: float = 0.0

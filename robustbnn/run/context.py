@@ -1,0 +1,177 @@
+"""What a cell runs with: the run's spec, its data, its model and its random streams.
+
+A cell carries its own context, so no function on the bench path threads ten parameters: task
+code reads ``ctx.cfg``, ``ctx.data``, ``ctx.model`` and draws from ``ctx.gen("attack")``.
+Data and trained models are loaded once per process (memoised), whichever executor runs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from robustbnn.data import DataBundle, Split, load_dataset
+from robustbnn.data.heldout import heldout_split
+from robustbnn.data.ood_sets import load_ood
+from robustbnn.report.schema import Result, setting
+from robustbnn.run.cells import Cell
+from robustbnn.suites import BenchConfig
+from robustbnn.types import check_sample_logits
+
+__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images"]
+
+
+def make_generator(device: torch.device | str, seed: int | str, *keys: str) -> torch.Generator:
+    """A generator for one stream, derived from a seed or a cell id and stream names.
+
+    Every model and stage has its own stream, so results do not depend on which models are
+    cached or in which order cells run, and evaluation samples never reuse attack samples.
+    """
+    digest = hashlib.sha256("/".join([str(seed), *keys]).encode()).hexdigest()
+    return torch.Generator(device=device).manual_seed(int(digest[:15], 16))
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSpec:
+    """Everything a worker needs to run any cell of a plan (picklable, sent to every worker).
+
+    Attributes:
+        cfg: The resolved bench config.
+        data_root: The data folder (``--data-root``), None for the default.
+        download: Whether loaders may download missing files.
+        device: ``"cpu"`` or ``"cuda"``.
+        cache_dir: The model cache (the run folder's own when ``--no-cache``).
+        plugins: Modules a worker imports first, so plug-in models and attacks exist there.
+        threads: torch threads per cell (None = torch's default).
+        progress: Whether cells show their own progress bars (local executor only).
+    """
+
+    cfg: BenchConfig
+    data_root: str | None
+    download: bool
+    device: str
+    cache_dir: str
+    plugins: tuple[str, ...] = ()
+    threads: int | None = None
+    progress: bool = False
+
+
+class Checked(nn.Module):
+    """A model whose every ``sample_logits`` call is checked against the contract, once, here.
+
+    The harness wraps each model at the boundary instead of threading its name through every
+    attack and evaluation signature; a violation names the model (``ModelContractError``).
+    """
+
+    def __init__(self, model: nn.Module, name: str) -> None:
+        super().__init__()
+        self.model = model
+        self.name = name
+        self.num_classes = model.num_classes
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        """The wrapped model's logits (S, B, C), checked."""
+        out = self.model.sample_logits(x, n_samples, generator=generator)
+        return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
+
+
+def _head(split: Split, n: int) -> Split:
+    return split if n <= 0 or n >= len(split) else Split(split.x[:n], split.y[:n])
+
+
+def prepare_data(cfg: BenchConfig, data: DataBundle, device: torch.device) -> DataBundle:
+    """Subset (first n of the fixed, shuffled splits) and move to ``device``."""
+    train, val, test = _head(data.train, cfg.n_train), data.val, _head(data.test, cfg.n_test)
+    if cfg.n_train:
+        val = _head(val, max(100, cfg.n_train // 5))
+    fingerprint = data.fingerprint
+    if (len(train), len(val), len(test)) != (len(data.train), len(data.val), len(data.test)):
+        sizes = f"{len(train)}/{len(val)}/{len(test)}"
+        fingerprint = hashlib.sha256(f"{data.fingerprint}/{sizes}".encode()).hexdigest()
+
+    def to(split: Split) -> Split:
+        return Split(split.x.to(device), split.y.to(device))
+
+    return dataclasses.replace(data, train=to(train), val=to(val), test=to(test),
+                               fingerprint=fingerprint)
+
+
+@functools.lru_cache(maxsize=4)
+def bench_data(spec: RunSpec, heldout: int | None = None) -> DataBundle:
+    """The run's data on its device (memoised per process); ``heldout`` = class k removed."""
+    raw = load_dataset(spec.cfg.dataset, spec.data_root, download=spec.download)
+    data = prepare_data(spec.cfg, raw, torch.device(spec.device))
+    return data if heldout is None else heldout_split(data, heldout)[0]
+
+
+@functools.lru_cache(maxsize=4)
+def heldout_images(spec: RunSpec, k: int) -> Tensor:
+    """The images of held-out class k (the OOD set of BHN Table 3), on the run's device."""
+    return heldout_split(bench_data(spec), k)[1]
+
+
+@functools.lru_cache(maxsize=16)
+def ood_images(spec: RunSpec, name: str) -> Tensor:
+    """An OOD set as the run loads it, on the run's device (memoised per process)."""
+    cfg = spec.cfg
+    x = load_ood(name, cfg.n_ood, spec.data_root, seed=cfg.seed, download=spec.download,
+                 preprocessing=cfg.ood_preprocessing)
+    return x.to(spec.device)
+
+
+@dataclasses.dataclass(frozen=True)
+class Context:
+    """One cell's context.
+
+    Attributes:
+        cell: The cell being run.
+        spec: The run's spec.
+        data: The cell's data bundle on the run device (class k removed for held-out cells).
+        model: The trained model, contract-checked (None for a training cell).
+        inputs: The arrays of the cells this one depends on, by their task name.
+    """
+
+    cell: Cell
+    spec: RunSpec
+    data: DataBundle
+    model: Checked | None = None
+    inputs: dict[str, dict[str, np.ndarray]] = dataclasses.field(default_factory=dict)
+
+    @property
+    def cfg(self) -> BenchConfig:
+        """The run's bench config."""
+        return self.spec.cfg
+
+    @property
+    def device(self) -> torch.device:
+        """The run device."""
+        return torch.device(self.spec.device)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The cell's settings."""
+        return self.cell.params
+
+    def gen(self, *keys: str) -> torch.Generator:
+        """A generator on the run device for stream ``keys`` of this cell (from its id)."""
+        return make_generator(self.device, self.cell.id, *keys)
+
+    def result(self, task: str, knobs: dict[str, Any], measure: str, metric: str,
+               value: float, *, dataset: str | None = None) -> dict[str, Any]:
+        """One tidy result row of this cell, as JSON data (dataset: the run's by default)."""
+        row = Result(self.cell.model, self.cfg.seed, task, dataset or self.data.name,
+                     setting(**knobs), measure, metric, float(value))
+        return row.to_json()
+
+    def test_head(self, n: int) -> tuple[Tensor, Tensor]:
+        """The first ``n`` test points (all when ``n <= 0``)."""
+        x, y = self.data.test.x, self.data.test.y
+        return (x, y) if n <= 0 else (x[:n], y[:n])

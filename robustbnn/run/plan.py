@@ -1,0 +1,157 @@
+"""A suite's config -> the ordered cells of a run and their dependencies (``--plan``).
+
+Order: per model its training, clean metrics, attacks and OOD sets; then the held-out-class
+retrainings. Every cell comes after the cells it depends on, so the order is a valid
+sequential schedule, and ``results.csv`` lists rows in it whatever order cells finished in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from robustbnn import cache
+from robustbnn.attacks import ATTACKS
+from robustbnn.data.heldout import parse_heldout
+from robustbnn.data.ood_sets import OOD_DATASETS
+from robustbnn.models import MODELS
+from robustbnn.report import names as N
+from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
+from robustbnn.run.context import RunSpec, bench_data
+from robustbnn.run.tasks.train import model_config
+
+__all__ = ["Plan", "build_plan", "format_plan"]
+
+SPECIAL_ATTACKS = ("fgsm", "targeted_ifgsm")  # their own tasks; any other is an ``attack`` cell
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The cells of a run, in a valid sequential order.
+
+    Attributes:
+        spec: What every worker needs to run any cell.
+        cells: The cells, dependencies first.
+        identity: The run configuration a run folder belongs to (config, data, device).
+    """
+
+    spec: RunSpec
+    cells: tuple[Cell, ...]
+    identity: dict[str, Any]
+
+    def by_id(self) -> dict[str, Cell]:
+        """Cells by id."""
+        return {c.id: c for c in self.cells}
+
+
+def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
+    cfg = spec.cfg
+    mcfg = model_config(name, cfg.overrides)
+    data = bench_data(spec, heldout)
+    key = cache.cache_key(name, mcfg, data.fingerprint, cfg.seed)
+    params = {"config": dataclasses.asdict(mcfg), "data": data.fingerprint, "seed": cfg.seed,
+              "heldout": heldout, "cache_key": key}
+    where = "" if heldout is None else f" without class {heldout}"
+    return Cell("train", name, _json(params), label=f"train {name}{where}")
+
+
+def _json(params: dict[str, Any]) -> dict[str, Any]:
+    """Params as plain JSON data (tuples become lists), as they are hashed and stored."""
+    import json
+
+    return json.loads(canonical_json(params))
+
+
+def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
+    cfg = spec.cfg
+    train = _train(spec, name, None)
+    n_test = len(bench_data(spec).test)
+    clean = Cell("clean", name, {N.S_EVAL: cfg.s_eval, "n_test": n_test}, (train.id,),
+                 f"clean {name}")
+    cells = [train, clean]
+    both = (train.id, clean.id)
+    base = {N.OBJECTIVE: cfg.attack_objective, N.LABEL: cfg.attack_label, N.CLIP: cfg.attack_clip,
+            N.S_EVAL: cfg.s_eval}
+    stochastic = MODELS.get(name).stochastic
+    for attack in cfg.attacks:
+        if attack == "fgsm":
+            for s in cfg.s_attack:
+                fgsm = base | {N.S_ATTACK: s, "eps_grid": [float(e) for e in cfg.eps], N.N: 0}
+                cells.append(Cell("fgsm", name, fgsm, both, f"fgsm {name} S={s}"))
+                sanity = base | {N.S_ATTACK: s, N.EPS: float(cfg.sanity_eps), N.N: cfg.n_sanity}
+                cells.append(Cell("sanity", name, sanity, (train.id,), f"sanity {name} S={s}"))
+        elif attack == "targeted_ifgsm":
+            if cfg.targeted_steps > 0:
+                params = {N.STEPS: cfg.targeted_steps, N.STEP_SIZE: cfg.targeted_step_size,
+                          N.S_ATTACK: cfg.targeted_s_attack if stochastic else 1,
+                          N.OBJECTIVE: cfg.attack_objective, N.TARGET: 0,
+                          "every": cfg.targeted_every, N.N: cfg.n_targeted,
+                          N.S_EVAL: cfg.s_eval}
+                cells.append(Cell("targeted", name, params, (train.id,), f"targeted {name}"))
+        else:
+            for eps in cfg.pgd_eps:
+                for s in cfg.pgd_s_attack:
+                    params = {"attack": attack, N.EPS: float(eps), N.S_ATTACK: s,
+                              N.STEPS: cfg.pgd_steps, N.RESTARTS: cfg.pgd_restarts,
+                              N.STEP_SIZE: cfg.pgd_step_size, N.OBJECTIVE: cfg.pgd_objective,
+                              N.LABEL: cfg.attack_label, N.N: cfg.n_pgd, N.S_EVAL: cfg.s_eval}
+                    cells.append(Cell("attack", name, params, both,
+                                      f"{attack} {name} eps={eps:g} S={s}"))
+    for ood in cfg.ood:
+        if parse_heldout(ood) is None:
+            params = {"set": ood, "n_ood": cfg.n_ood, "preprocessing": cfg.ood_preprocessing,
+                      "seed": cfg.seed, N.S_EVAL: cfg.s_eval}
+            cells.append(Cell("ood", name, params, both, f"ood {name} {ood}"))
+    return cells
+
+
+def check_names(spec: RunSpec) -> None:
+    """Every model, attack and OOD set named by the config exists (before any work starts)."""
+    cfg = spec.cfg
+    for name in (*cfg.models, *cfg.heldout_models):
+        MODELS.get(name)
+    for attack in cfg.attacks:
+        ATTACKS.get(attack)
+    for ood in cfg.ood:
+        if parse_heldout(ood) is None:
+            OOD_DATASETS.get(ood)
+
+
+def build_plan(spec: RunSpec) -> Plan:
+    """The plan of ``spec.cfg`` (models already resolved). Loads the data for its fingerprint.
+
+    Raises:
+        UnknownNameError: For an unknown model, attack or OOD set.
+        DataError: When the dataset is missing or corrupt.
+    """
+    check_names(spec)
+    cfg = spec.cfg
+    data = bench_data(spec)
+    cells: list[Cell] = []
+    for name in cfg.models:
+        cells += _model_cells(spec, name)
+    for ood in cfg.ood:
+        k = parse_heldout(ood, data.num_classes)
+        if k is None:
+            continue
+        for name in cfg.models:
+            if cfg.heldout_models and name not in cfg.heldout_models:
+                continue
+            train = _train(spec, name, k)
+            cells += [train, Cell("heldout", name, {"k": k, N.S_EVAL: cfg.s_eval}, (train.id,),
+                                  f"heldout {name} class {k}")]
+    identity = _json({"format": CELL_FORMAT, "config": dataclasses.asdict(cfg),
+                      "data": data.fingerprint, "device": spec.device})
+    return Plan(spec, tuple(cells), identity)
+
+
+def format_plan(plan: Plan, done: set[str]) -> str:
+    """The plan as a table: id, task, what, dependencies, and whether it is done."""
+    lines = [f"{'cell':<12} {'task':<9} {'status':<6} {'depends on':<27} what"]
+    for cell in plan.cells:
+        deps = ",".join(d[:12] for d in cell.deps) or "-"
+        status = "done" if cell.id in done else "todo"
+        lines.append(f"{cell.id[:12]:<12} {cell.task:<9} {status:<6} {deps:<27} {cell.label}")
+    n_done = sum(c.id in done for c in plan.cells)
+    lines.append(f"{len(plan.cells)} cells: {n_done} done, {len(plan.cells) - n_done} to run")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,139 @@
+"""The scheduler: run a plan's cells on an executor, reusing finished ones, retrying failures.
+
+A cell is submitted once every cell it depends on is done. A failing cell is retried
+(``retries`` times), then reported with its error; the cells that depend on it are skipped and
+every other cell still runs and is kept. Each cell runs under its file lock and is written to
+the store by the process that ran it, as soon as it finishes.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import dataclasses
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from robustbnn.run.cells import Cell
+from robustbnn.run.context import Context, RunSpec, bench_data
+from robustbnn.run.executors import setup_worker
+from robustbnn.run.plan import Plan
+from robustbnn.run.store import CellStore
+from robustbnn.run.tasks import TASKS
+from robustbnn.run.tasks.train import trained_model
+
+__all__ = ["Job", "RunReport", "execute_cell", "run_plan"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Job:
+    """One cell to run, with what a worker needs: the run spec, its dependencies, the store."""
+
+    spec: RunSpec
+    cell: Cell
+    deps: tuple[Cell, ...]
+    out_dir: str
+
+
+@dataclasses.dataclass
+class RunReport:
+    """What the scheduler did: cell ids reused, run, failed (with the error) and skipped."""
+
+    reused: list[str] = dataclasses.field(default_factory=list)
+    ran: list[str] = dataclasses.field(default_factory=list)
+    failed: dict[str, str] = dataclasses.field(default_factory=dict)
+    skipped: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def _context(job: Job, store: CellStore) -> Context:
+    cell, spec = job.cell, job.spec
+    train = cell if cell.task == "train" else next(d for d in job.deps if d.task == "train")
+    heldout = train.params["heldout"]
+    data = bench_data(spec, heldout)
+    if cell.task == "train":
+        return Context(cell, spec, data)
+    inputs = {d.task: store.arrays(d.id) for d in job.deps if d.task != "train"}
+    return Context(cell, spec, data, trained_model(spec, cell.model, heldout), inputs)
+
+
+def execute_cell(job: Job) -> dict[str, Any]:
+    """Run one cell under its lock and store it; a cell another run finished is reused.
+
+    Returns:
+        ``{"reused": bool, "seconds": float}``.
+    """
+    setup_worker(job.spec.threads, job.spec.plugins)
+    store = CellStore(Path(job.out_dir))
+    with store.lock(job.cell.id):
+        if store.json_path(job.cell.id).is_file():
+            return {"reused": True, "seconds": 0.0}
+        start = time.perf_counter()
+        outcome = TASKS.get(job.cell.task)(_context(job, store))
+        outcome.seconds = time.perf_counter() - start
+        store.write(job.cell, outcome)
+    return {"reused": False, "seconds": outcome.seconds}
+
+
+def _gpus(spec: RunSpec, cell: Cell) -> float:
+    """Ray resources: a training cell takes a GPU; evaluation cells share one four ways."""
+    if spec.device != "cuda":
+        return 0
+    return 1 if cell.task == "train" else 0.25
+
+
+def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
+             progress: bool = False) -> RunReport:
+    """Run every unfinished cell of ``plan``; return what was reused, run, failed, skipped."""
+    report = RunReport()
+    done = store.done_ids()
+    report.reused = [c.id for c in plan.cells if c.id in done]
+    cells = plan.by_id()
+    pending = [c for c in plan.cells if c.id not in done]
+    running: dict[cf.Future, Cell] = {}
+    attempts: dict[str, int] = {}
+    bar = tqdm(total=len(plan.cells), initial=len(report.reused), desc="cells", unit="cell",
+               disable=not progress)
+    if report.reused:
+        log.info("reusing %d finished cells of %s", len(report.reused), store.dir)
+    while pending or running:
+        for cell in list(pending):
+            blocked = [d for d in cell.deps if d in report.failed or d in report.skipped]
+            if blocked:
+                report.skipped[cell.id] = f"depends on {blocked[0][:12]}, which did not finish"
+                pending.remove(cell)
+                bar.update()
+            elif all(d in done for d in cell.deps) and len(running) < executor.capacity:
+                bar.set_postfix_str(cell.label)
+                job = Job(plan.spec, cell, tuple(cells[d] for d in cell.deps),
+                          str(store.out_dir))
+                running[executor.submit(execute_cell, job, gpus=_gpus(plan.spec, cell))] = cell
+                pending.remove(cell)
+        if not running:
+            break
+        finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
+        for future in finished:
+            cell = running.pop(future)
+            try:
+                outcome = future.result()
+            except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
+                attempts[cell.id] = attempts.get(cell.id, 0) + 1
+                message = f"{type(err).__name__}: {err}"
+                if attempts[cell.id] <= retries:
+                    log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label,
+                                message)
+                    pending.insert(0, cell)
+                    continue
+                log.error("cell %s (%s) failed: %s", cell.id[:12], cell.label, message)
+                report.failed[cell.id] = message
+                bar.update()
+                continue
+            done.add(cell.id)
+            (report.reused if outcome["reused"] else report.ran).append(cell.id)
+            bar.update()
+    bar.close()
+    return report

@@ -1,0 +1,22 @@
+"""One module per task kind; ``TASKS`` maps a cell's task name to its ``run(ctx)`` function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from robustbnn.registry import Registry
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context
+from robustbnn.run.tasks import attack, clean, fgsm, heldout, ood, sanity, targeted, train
+
+TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
+TASKS.register("train", train.run)
+TASKS.register("clean", clean.run)
+TASKS.register("fgsm", fgsm.run)
+TASKS.register("sanity", sanity.run)
+TASKS.register("targeted", targeted.run)
+TASKS.register("attack", attack.run)
+TASKS.register("ood", ood.run)
+TASKS.register("heldout", heldout.run)
+
+__all__ = ["TASKS"]

@@ -1,0 +1,69 @@
+"""Scoring shared by the evaluation tasks: uncertainty scores, OOD ranking rows, attack rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
+from robustbnn.ood import UNCERTAINTIES
+from robustbnn.predict import sample_probs
+from robustbnn.report import names as N
+from robustbnn.run.context import Context
+
+__all__ = ["RANKING", "adversarial_rows", "ranking_rows", "uncertainty_scores"]
+
+RANKING = {N.AUROC: auroc, N.AUPR_IN: aupr_in, N.AUPR_OUT: aupr_out,
+           N.FPR_AT_95_TPR: fpr_at_95_tpr}
+
+
+def uncertainty_scores(probs: Tensor) -> dict[str, np.ndarray]:
+    """Every registered uncertainty measure of probs (S, B, C), as float64 arrays (B,)."""
+    return {m: UNCERTAINTIES.get(m)(probs).double().cpu().numpy() for m in UNCERTAINTIES.names()}
+
+
+def ranking_rows(ctx: Context, scores_in: dict[str, np.ndarray],
+                 scores_out: dict[str, np.ndarray], *, dataset: str) -> list[dict]:
+    """OOD detection rows (OOD = positive class), every measure x ranking metric."""
+    n_in, n_out = len(next(iter(scores_in.values()))), len(next(iter(scores_out.values())))
+    knobs = {N.S_EVAL: ctx.cfg.s_eval, N.N_IN: n_in, N.N_OUT: n_out}
+    rows = []
+    for measure, s_in in scores_in.items():
+        labels = np.r_[np.zeros(len(s_in)), np.ones(len(scores_out[measure]))]
+        scores = np.r_[s_in, scores_out[measure]]
+        for metric, fn in RANKING.items():
+            rows.append(ctx.result(N.OOD, knobs, measure, metric, fn(labels, scores),
+                                   dataset=dataset))
+    return rows
+
+
+def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Tensor, *,
+                     clean_scores: dict[str, np.ndarray] | None) -> list[dict]:
+    """Accuracy, mean uncertainty and detection AUROCs of adversarial inputs ``x_adv``.
+
+    Evaluated with ``S_eval`` fresh samples from the cell's ``eval`` stream. Per measure,
+    ``adversary_detection`` is the AUROC of the clean points (0) against their adversarial
+    versions (1), and ``error_detection`` that of misclassified (1) against correct (0)
+    adversarial points (omitted when all are one kind).
+    """
+    probs = sample_probs(ctx.model, x_adv, ctx.cfg.s_eval, generator=ctx.gen("eval", str(knobs)))
+    wrong = (probs.mean(0).argmax(-1) != y).double().cpu().numpy()
+    rows = [ctx.result(task, knobs, "", N.ACCURACY, 1 - wrong.mean())]
+    for measure, score in uncertainty_scores(probs).items():
+        rows.append(ctx.result(task, knobs, measure, N.MEAN_UNCERTAINTY, float(score.mean())))
+        if clean_scores is not None:
+            labels = np.r_[np.zeros(len(score)), np.ones(len(score))]
+            rows.append(ctx.result(task, knobs, measure, N.ADVERSARY_DETECTION,
+                                   auroc(labels, np.r_[clean_scores[measure][:len(score)],
+                                                       score])))
+        if 0 < wrong.sum() < len(wrong):
+            rows.append(ctx.result(task, knobs, measure, N.ERROR_DETECTION,
+                                   auroc(wrong, score)))
+    return rows
+
+
+def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:
+    """S_eval fresh posterior probabilities (S, B, C) of ``x`` from stream ``keys``."""
+    with torch.no_grad():
+        return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys))

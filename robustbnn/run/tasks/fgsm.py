@@ -1,0 +1,65 @@
+"""Task ``fgsm``: FGSM at every eps of the grid with one S_attack (BHN Fig. 5 and 7).
+
+The single-step direction does not depend on eps, so one MC gradient serves the grid; each eps
+is evaluated with fresh samples. The rows include two Carlini et al. (2019) checks that need
+only this cell: ``gradient_nonzero`` (the fraction of inputs with a nonzero gradient sign) and
+``accuracy_monotone`` (the largest rise of accuracy with eps, within the MC tolerance).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from robustbnn.attacks import FGSM
+from robustbnn.attacks.sanity import Check, accuracy_monotone
+from robustbnn.report import names as N
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context
+from robustbnn.run.tasks._scoring import adversarial_rows
+
+__all__ = ["ATTACK_ROWS_PER_CHUNK", "attack_of", "check_rows", "run"]
+
+ATTACK_ROWS_PER_CHUNK = 16_000  # S_attack x B rows per gradient pass
+TOL = 0.01  # MC evaluation noise allowed by the monotonicity and random-noise checks
+
+
+def attack_of(params: dict) -> FGSM:
+    """The FGSM setting of a cell's params (eps 0: the grid is applied afterwards)."""
+    return FGSM(eps=float(params.get(N.EPS, 0.0)), n_samples=params[N.S_ATTACK],
+                objective=params[N.OBJECTIVE], label=params[N.LABEL], clip=params[N.CLIP])
+
+
+def check_rows(ctx: Context, check: Check, name: str, knobs: dict) -> list[dict]:
+    """A sanity check as two ``fgsm_sanity`` rows: its ``value`` and ``passed`` (1 or 0)."""
+    return [ctx.result(N.FGSM_SANITY, knobs, name, N.VALUE, check.value),
+            ctx.result(N.FGSM_SANITY, knobs, name, N.PASSED, float(check.passed))]
+
+
+def run(ctx: Context) -> CellOutcome:
+    """FGSM rows for every eps in the cell's grid, plus its two sanity-check rows."""
+    p = ctx.params
+    attack = attack_of(p)
+    x, y = ctx.test_head(p[N.N])
+    batch = max(1, ATTACK_ROWS_PER_CHUNK // attack.n_samples)
+    gen = ctx.gen("attack")
+    direction = torch.cat([attack.direction(ctx.model, x[i : i + batch], y[i : i + batch],
+                                            generator=gen)
+                           for i in range(0, x.shape[0], batch)])  # (B, *)
+    base = {N.S_ATTACK: attack.n_samples, N.OBJECTIVE: attack.objective, N.LABEL: attack.label}
+    nonzero = direction.flatten(1).abs().sum(1).gt(0).double().mean().item()
+    rows = check_rows(ctx, Check(nonzero, nonzero == 1.0, {}), "gradient_nonzero", base)
+    accuracies = []
+    for eps in p["eps_grid"]:
+        x_adv = x + eps * direction
+        if attack.clip:
+            x_adv = x_adv.clamp(0.0, 1.0)
+        knobs = {N.EPS: float(eps), N.S_ATTACK: attack.n_samples, N.S_EVAL: ctx.cfg.s_eval,
+                 N.OBJECTIVE: attack.objective, N.LABEL: attack.label, N.CLIP: attack.clip}
+        eps_rows = adversarial_rows(ctx, N.FGSM, knobs, x_adv, y,
+                                    clean_scores=ctx.inputs.get("clean"))
+        accuracies.append(eps_rows[0]["value"])
+        rows += eps_rows
+    if accuracies:
+        check = accuracy_monotone(p["eps_grid"], accuracies, tol=TOL)
+        rows += check_rows(ctx, check, "accuracy_monotone", base)
+    return CellOutcome(rows=rows)

@@ -1,0 +1,30 @@
+"""Task ``heldout``: a model trained without class k scores class k as OOD (BHN Table 3)."""
+
+from __future__ import annotations
+
+from robustbnn.data.heldout import heldout_name
+from robustbnn.metrics.classification import accuracy
+from robustbnn.report import names as N
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context, heldout_images
+from robustbnn.run.tasks._scoring import no_grad_probs, ranking_rows, uncertainty_scores
+
+__all__ = ["run"]
+
+
+def run(ctx: Context) -> CellOutcome:
+    """``heldout_clean`` accuracy on the reduced test set and ``ood`` rows for class k.
+
+    Arrays: ``in/<measure>`` and ``out/<measure>``, the per-example scores.
+    """
+    k = ctx.params["k"]
+    ood = heldout_name(k)
+    probs = no_grad_probs(ctx, ctx.data.test.x, "eval", "in")
+    rows = [ctx.result(N.HELDOUT_CLEAN, {N.S_EVAL: ctx.cfg.s_eval}, "", N.ACCURACY,
+                       accuracy(probs.mean(0), ctx.data.test.y), dataset=ood)]
+    scores_in = uncertainty_scores(probs)
+    scores_out = uncertainty_scores(no_grad_probs(ctx, heldout_images(ctx.spec, k), "eval", "out"))
+    rows += ranking_rows(ctx, scores_in, scores_out, dataset=ood)
+    arrays = {f"in/{m}": v for m, v in scores_in.items()}
+    arrays |= {f"out/{m}": v for m, v in scores_out.items()}
+    return CellOutcome(rows=rows, arrays=arrays)

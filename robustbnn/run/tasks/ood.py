@@ -1,0 +1,17 @@
+"""Task ``ood``: one OOD set scored by every uncertainty measure against the clean test scores."""
+
+from __future__ import annotations
+
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context, ood_images
+from robustbnn.run.tasks._scoring import no_grad_probs, ranking_rows, uncertainty_scores
+
+__all__ = ["run"]
+
+
+def run(ctx: Context) -> CellOutcome:
+    """Ranking rows of the set (dataset = its name); arrays = its per-example scores."""
+    name = ctx.params["set"]
+    scores_out = uncertainty_scores(no_grad_probs(ctx, ood_images(ctx.spec, name), "eval"))
+    rows = ranking_rows(ctx, ctx.inputs["clean"], scores_out, dataset=name)
+    return CellOutcome(rows=rows, arrays=scores_out)

@@ -1,0 +1,134 @@
+"""Task ``train``: build a model from a CPU generator, then load it from the cache or train it.
+
+Initial weights come from a CPU generator, so a seed gives the same initial model on every
+device; the model is moved to the run device afterwards, and training draws (shuffling, the
+model's noise) from a generator on the run device. Training holds the cache entry's file lock,
+so two runs on one cache never train the same model at the same time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from robustbnn import __version__, cache
+from robustbnn.config import override, parse_set
+from robustbnn.data import DataBundle
+from robustbnn.models import MODELS, BayesianModule
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Checked, Context, RunSpec, bench_data, make_generator
+from robustbnn.train import fit
+
+__all__ = ["FitRecord", "fit_or_load", "model_config", "run", "trained_model"]
+
+log = logging.getLogger(__name__)
+
+CPU = torch.device("cpu")
+
+
+@dataclasses.dataclass(frozen=True)
+class FitRecord:
+    """What a training cell did: stored in its cell file and in ``run.json``.
+
+    Attributes:
+        config: The model's full config.
+        cache_key: Its cache entry's key.
+        cached: Whether the weights were loaded instead of trained.
+        fit: The training report (epochs, best epoch, validation accuracies, seconds).
+        parameters: Number of parameters.
+    """
+
+    config: dict[str, Any]
+    cache_key: str
+    cached: bool
+    fit: dict[str, Any] | None
+    parameters: int
+
+
+def model_config(name: str, overrides: tuple[str, ...] | list[str]) -> Any:
+    """The model's default config with ``name.field=value`` / ``*.field=value`` applied."""
+    cfg = MODELS.get(name).config()
+    fields = {f.name for f in dataclasses.fields(cfg)}
+    for owner, field, value in parse_set(list(overrides)):
+        if owner == name or (owner == "*" and field in fields):
+            cfg = override(cfg, field, value, owner=name)
+    return cfg
+
+
+def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
+                cache_dir: Path | None, progress: bool = False
+                ) -> tuple[BayesianModule, FitRecord]:
+    """Build ``name`` with config ``mcfg``, then load its weights from the cache or train it.
+
+    A damaged cache entry is discarded whole by :func:`robustbnn.cache.load` before any
+    weight is copied, so training always starts from the freshly initialised model.
+    """
+    spec = MODELS.get(name)
+    shape = tuple(data.train.x.shape[1:])
+    model = spec.build(mcfg, shape, data.num_classes, make_generator(CPU, seed, name, "init"))
+    model = model.to(device)
+    key = cache.cache_key(name, mcfg, data.fingerprint, seed)
+
+    def train() -> dict:
+        report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
+                     generator=make_generator(device, seed, name, "train"), progress=progress)
+        return dataclasses.asdict(report)
+
+    params = sum(p.numel() for p in model.parameters())
+    config = dataclasses.asdict(mcfg)
+    if cache_dir is None:
+        return model, FitRecord(config, key, False, train(), params)
+    with cache.lock(cache_dir, name, key):
+        meta = cache.load(cache_dir, name, key, model)
+        if meta is not None:
+            log.info("loaded %s from the cache (%s)", name, key)
+            return model, FitRecord(config, key, True, meta.get("fit"), params)
+        report = train()
+        cache.save(cache_dir, name, key, model, {"model": name, "seed": seed, "fit": report,
+                   "data": data.fingerprint, "robustbnn": __version__, "config": config})
+    return model, FitRecord(config, key, False, report, params)
+
+
+_MODELS: OrderedDict[tuple, Checked] = OrderedDict()  # per process: the last trained models
+_KEEP = 2
+
+
+def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
+    """The trained model of (``name``, ``heldout``), loaded once per process, contract-checked.
+
+    Normally a cache hit (its training cell ran first); if the entry has gone, it is retrained
+    here under the same lock and key, which gives the same weights.
+    """
+    key = (spec, name, heldout)
+    if key in _MODELS:
+        _MODELS.move_to_end(key)
+        return _MODELS[key]
+    data = bench_data(spec, heldout)
+    mcfg = model_config(name, spec.cfg.overrides)
+    model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed, device=torch.device(spec.device),
+                           cache_dir=Path(spec.cache_dir), progress=spec.progress)
+    model.eval()  # the harness fixes the mode once; samples do not depend on it
+    _MODELS[key] = Checked(model, name)
+    while len(_MODELS) > _KEEP:
+        _MODELS.popitem(last=False)
+    return _MODELS[key]
+
+
+def run(ctx: Context) -> CellOutcome:
+    """Train (or load) the cell's model; its outcome is the :class:`FitRecord`."""
+    heldout = ctx.params["heldout"]
+    mcfg = model_config(ctx.cell.model, ctx.cfg.overrides)
+    model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, seed=ctx.cfg.seed,
+                                device=ctx.device, cache_dir=Path(ctx.spec.cache_dir),
+                                progress=ctx.spec.progress)
+    model.eval()
+    _MODELS[(ctx.spec, ctx.cell.model, heldout)] = Checked(model, ctx.cell.model)
+    while len(_MODELS) > _KEEP:
+        _MODELS.popitem(last=False)
+    return CellOutcome(info=dataclasses.asdict(record))
