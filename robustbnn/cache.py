@@ -1,32 +1,56 @@
-"""The checkpoint cache: safetensors weights plus a JSON config, written atomically.
+"""The checkpoint cache: safetensors weights plus a JSON config, verified before any use.
 
-An entry is keyed by the model name, its full config, the data fingerprint and the seed, so
-any change to one of them trains a new model and a rerun loads instead of retraining.
+An entry ``cache_dir/<model name>/<key>/`` holds ``model.safetensors`` and ``config.json``; the
+key hashes the model name, its config, the data fingerprint and the seed. ``config.json`` records
+the key, the name, the weights' sha256 and every tensor's shape and dtype, and :func:`load`
+checks them all before it copies a single weight: a damaged entry is logged, discarded and
+reported as a miss, with the model untouched. Writers rename a finished temporary folder into
+place and never delete a valid entry another process may be reading. To keep two processes from
+training the same model at once, hold :func:`lock` around load, train and save::
+
+    with cache.lock(cache_dir, name, key):
+        meta = cache.load(cache_dir, name, key, model)
+        if meta is None:
+            train(model)
+            cache.save(cache_dir, name, key, model, {"seed": seed})
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import json
 import logging
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 import torch
+from filelock import FileLock
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load as load_tensors
+from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
 from robustbnn.report.store import umask_mode
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 1  # bump when a change to training makes old entries invalid
+CACHE_FORMAT = 2  # bump when a change to training or to the entry layout invalidates old entries
+
+WEIGHTS, CONFIG = "model.safetensors", "config.json"
+_ATTEMPTS = 5  # how often a reader or writer retries when other processes change the entry
+
+_Layout = dict[str, dict[str, Any]]  # tensor name -> {"shape": [...], "dtype": "float32"}
+
+
+class _Damaged(Exception):
+    """An entry that fails verification; the message is the reason."""
 
 
 def resolve_cache_dir(cli_value: str | Path | None) -> Path:
@@ -40,13 +64,8 @@ def resolve_cache_dir(cli_value: str | Path | None) -> Path:
 
 def cache_key(name: str, config: Any, data_fingerprint: str, seed: int) -> str:
     """A 16-hex-digit key over everything that determines the trained weights."""
-    payload = {
-        "format": CACHE_FORMAT,
-        "model": name,
-        "config": dataclasses.asdict(config),
-        "data": data_fingerprint,
-        "seed": seed,
-    }
+    payload = {"format": CACHE_FORMAT, "model": name, "config": dataclasses.asdict(config),
+               "data": data_fingerprint, "seed": seed}
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -56,41 +75,210 @@ def entry_dir(cache_dir: Path, name: str, key: str) -> Path:
     return cache_dir / name / key
 
 
-def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict | None:
-    """Load cached weights into ``model``; return the stored metadata, or None on a miss.
+def lock(cache_dir: Path, name: str, key: str) -> FileLock:
+    """An inter-process lock for one entry, on ``cache_dir/<name>/<key>.lock``.
 
-    A damaged entry (unreadable file, wrong tensors) is logged and treated as a miss, so the
-    model is retrained and the entry rewritten.
+    Hold it around load, train and save: a second process waits, then loads what the first
+    saved. The empty lock file stays behind, since deleting it would race with a waiting process.
+
+    Args:
+        cache_dir: The cache root, as from :func:`resolve_cache_dir`.
+        name: The model name.
+        key: The entry key, as from :func:`cache_key`.
+
+    Returns:
+        A ``filelock.FileLock``, not yet acquired: a context manager, or ``acquire(timeout=...)``.
+    """
+    path = cache_dir / name / f"{key}.lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mask = os.umask(0)
+    os.umask(mask)
+    return FileLock(path, mode=0o666 & ~mask)  # group members must be able to open it to lock
+
+
+def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict | None:
+    """Load a cached entry into ``model`` after verifying all of it.
+
+    Nothing is copied until ``config.json`` is a JSON object recording this ``key`` and
+    ``name``, the weights have the recorded sha256 and load, and their names, shapes and dtypes
+    are exactly those of ``model.state_dict()``. A damaged entry is logged and discarded.
+
+    Args:
+        cache_dir: The cache root.
+        name: The model name.
+        key: The entry key.
+        model: The model to fill; on a miss it is left untouched.
+
+    Returns:
+        The metadata given to :func:`save`, or None when the entry is absent or damaged.
     """
     where = entry_dir(cache_dir, name, key)
-    weights, meta_path = where / "model.safetensors", where / "config.json"
-    if not (weights.is_file() and meta_path.is_file()):
+    expected = _layout(model.state_dict())
+    snapshot = _read(where)
+    if snapshot is None:
         return None
+    ident, raw_config, raw_weights = snapshot
     try:
-        device = next(iter(model.state_dict().values())).device
-        state = load_file(weights, device=str(device))
-        model.load_state_dict(state, strict=True)
-        return json.loads(meta_path.read_text())
-    except (SafetensorError, RuntimeError, OSError, ValueError, KeyError) as err:
-        log.warning("cache entry %s is damaged (%s); retraining", where, err)
+        meta, state = _verify(raw_config, raw_weights, name, key, expected)
+    except _Damaged as err:
+        log.warning("cache entry %s is damaged (%s); discarding it", where, err)
+        _discard(where, ident)
         return None
+    model.load_state_dict(state, strict=True)
+    return meta
 
 
 def save(cache_dir: Path, name: str, key: str, model: torch.nn.Module, meta: dict) -> Path:
-    """Write weights and metadata to a temporary folder, then rename it into place."""
+    """Write ``model``'s weights and ``meta`` as the entry for (name, key).
+
+    Written to a unique temporary folder, then renamed into place. A valid entry that another
+    process put there first is kept (and ours dropped); a damaged one is replaced.
+
+    Args:
+        cache_dir: The cache root.
+        name: The model name.
+        key: The entry key.
+        model: The trained model.
+        meta: JSON-serialisable metadata that :func:`load` returns.
+
+    Returns:
+        The entry's folder.
+
+    Raises:
+        OSError: When the entry cannot be written (other than losing a race).
+    """
     final = entry_dir(cache_dir, name, key)
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
+    state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
+    blob = save_tensors(state, metadata={"robustbnn": __version__})
+    record = {"format": CACHE_FORMAT, "key": key, "model": name, "robustbnn": __version__,
+              "sha256": hashlib.sha256(blob).hexdigest(), "tensors": _layout(state)}
+    config = json.dumps({"cache": record, "meta": meta}, indent=2, sort_keys=True, default=str)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-tmp-", dir=final.parent))
     try:
-        state = {k: v.detach().contiguous().cpu() for k, v in model.state_dict().items()}
-        save_file(state, tmp / "model.safetensors", metadata={"robustbnn": __version__})
-        (tmp / "config.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        for path in (tmp, *tmp.iterdir()):  # safetensors, too, writes its file 0600
+        (tmp / WEIGHTS).write_bytes(blob)
+        (tmp / CONFIG).write_text(config, encoding="utf-8")
+        for path in (tmp, *tmp.iterdir()):  # mkdtemp makes 0700 folders
             umask_mode(path)
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
+        for _ in range(_ATTEMPTS):
+            try:
+                os.replace(tmp, final)  # fails while ``final`` is a non-empty folder
+                return final
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                    raise
+            snapshot = _read(final)
+            if snapshot is None:  # discarded meanwhile: try again
+                continue
+            try:
+                _verify(*snapshot[1:], name, key, _layout(state))
+                return final  # another writer finished first; keep theirs
+            except _Damaged as err:
+                log.warning("cache entry %s is damaged (%s); replacing it", final, err)
+                _discard(final, snapshot[0])
+        raise OSError(errno.EBUSY, f"cache entry kept changing while it was written: {final}")
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return final
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _layout(state: dict[str, torch.Tensor]) -> _Layout:
+    """Each tensor's shape and dtype name, as config.json records them."""
+    return {k: {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}
+            for k, v in state.items()}
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    """Which folder is at ``path`` now (inode and ctime, so a reused inode number differs)."""
+    info = os.stat(path)
+    return info.st_ino, info.st_ctime_ns
+
+
+def _read(where: Path) -> tuple[tuple[int, int], bytes | OSError, bytes | OSError] | None:
+    """The entry folder's identity and both files' bytes (or errors); None when there is none.
+
+    A folder swapped by another process between the reads is noticed by its identity and read
+    again, so a valid entry is never judged by a mix of two entries' files.
+    """
+    for _ in range(_ATTEMPTS):
+        try:
+            ident = _identity(where)
+        except FileNotFoundError:
+            return None
+        files: list[bytes | OSError] = []
+        for name in (CONFIG, WEIGHTS):
+            try:
+                files.append((where / name).read_bytes())
+            except OSError as err:
+                files.append(err)
+        try:
+            if _identity(where) == ident:
+                break
+        except FileNotFoundError:
+            continue
+    return ident, files[0], files[1]
+
+
+def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str, key: str,
+            expected: _Layout) -> tuple[dict, dict[str, torch.Tensor]]:
+    """The metadata and tensors of an entry, or ``_Damaged`` naming the first failed check."""
+    for filename, raw in ((CONFIG, raw_config), (WEIGHTS, raw_weights)):
+        if isinstance(raw, OSError):
+            raise _Damaged(f"{filename} cannot be read ({raw.strerror or raw})")
+    try:
+        config = json.loads(raw_config)
+    except ValueError as err:
+        raise _Damaged(f"{CONFIG} is not valid JSON ({err})") from None
+    if not isinstance(config, dict):
+        raise _Damaged(f"{CONFIG} holds a JSON {type(config).__name__}, not an object")
+    record, meta = config.get("cache"), config.get("meta")
+    if not (isinstance(record, dict) and isinstance(meta, dict)):
+        raise _Damaged(f"{CONFIG} lacks its 'cache' and 'meta' objects")
+    for field, want in (("format", CACHE_FORMAT), ("key", key), ("model", name)):
+        if record.get(field) != want:
+            raise _Damaged(f"{CONFIG} records {field} {record.get(field)!r}, not {want!r}")
+    digest = hashlib.sha256(raw_weights).hexdigest()
+    if digest != record.get("sha256"):
+        raise _Damaged(f"{WEIGHTS} has sha256 {digest}, {CONFIG} records "
+                       f"{record.get('sha256')!r}")
+    try:
+        state = load_tensors(raw_weights)
+    except (SafetensorError, ValueError, RuntimeError) as err:
+        raise _Damaged(f"{WEIGHTS} does not load ({err})") from None
+    found = _layout(state)
+    if record.get("tensors") != found:
+        raise _Damaged(f"the tensor table in {CONFIG} does not match {WEIGHTS}")
+    missing, extra = sorted(expected.keys() - found), sorted(found.keys() - expected)
+    if missing:
+        raise _Damaged(f"missing tensor(s) {', '.join(missing)}, which the model has")
+    if extra:
+        raise _Damaged(f"unexpected tensor(s) {', '.join(extra)}, which the model lacks")
+    for k, want in expected.items():
+        if found[k]["shape"] != want["shape"]:
+            raise _Damaged(f"tensor {k} has shape {tuple(found[k]['shape'])}, the model expects "
+                           f"{tuple(want['shape'])}")
+        if found[k]["dtype"] != want["dtype"]:
+            raise _Damaged(f"tensor {k} has dtype {found[k]['dtype']}, the model expects "
+                           f"{want['dtype']}")
+    return meta, state
+
+
+def _discard(where: Path, ident: tuple[int, int]) -> None:
+    """Rename the entry to a unique ``.trash-*`` name, then delete it.
+
+    Does nothing when the entry is gone or another process has put a new one in its place (its
+    identity differs from the one judged damaged), so a valid entry is not thrown away.
+    """
+    trash = where.with_name(f".trash-{where.name}-{uuid.uuid4().hex[:12]}")
+    try:
+        if _identity(where) != ident:
+            return
+        os.replace(where, trash)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        log.warning("could not discard cache entry %s (%s)", where, err)
+        return
+    if trash.is_dir():
+        shutil.rmtree(trash, ignore_errors=True)
+    else:
+        trash.unlink(missing_ok=True)

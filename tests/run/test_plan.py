@@ -1,0 +1,78 @@
+"""The plan of cells: identities, dependencies, ``--plan``, attacks from the registry."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from robustbnn.bench import BenchOptions, make_spec
+from robustbnn.cli import main
+from robustbnn.run.cells import Cell
+from robustbnn.run.plan import build_plan
+from robustbnn.suites import SUITES
+
+
+def _plan(**changes: object):
+    cfg = dataclasses.replace(SUITES.get("smoke"), **changes)
+    return build_plan(make_spec(cfg, BenchOptions(out_dir=Path("unused"))))
+
+
+def test_cell_id_hashes_task_params_and_dependencies() -> None:
+    a = Cell("fgsm", "mlp", {"S_attack": 1, "eps_grid": [0.1]}, ("x",))
+    assert a.id == Cell("fgsm", "mlp", {"eps_grid": [0.1], "S_attack": 1}, ("x",), "label").id
+    assert a.id != Cell("fgsm", "mlp", {"S_attack": 32, "eps_grid": [0.1]}, ("x",)).id
+    assert a.id != Cell("fgsm", "mlp", {"S_attack": 1, "eps_grid": [0.1]}, ("y",)).id
+    assert a.id != Cell("fgsm", "mc_dropout", {"S_attack": 1, "eps_grid": [0.1]}, ("x",)).id
+    assert len(a.id) == 20 and int(a.id, 16) >= 0
+
+
+def test_smoke_plan_orders_dependencies_first_and_covers_every_task() -> None:
+    plan = _plan()
+    seen: set[str] = set()
+    for cell in plan.cells:
+        assert set(cell.deps) <= seen, f"{cell.label} runs before what it depends on"
+        seen.add(cell.id)
+    assert len(seen) == len(plan.cells), "two cells share an id"
+    tasks = [c.task for c in plan.cells if c.model == "mlp"]
+    # train, clean, fgsm + sanity per S_attack (1, 32), targeted, pgd per eps (0.1, 0.3), 3 OOD
+    assert tasks == ["train", "clean", "fgsm", "sanity", "fgsm", "sanity", "targeted", "attack",
+                     "attack", "ood", "ood", "ood"]
+
+
+def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
+    base = {c.label: c.id for c in _plan().cells}
+    more_eps = {c.label: c.id for c in _plan(eps=(0.1, 0.2, 0.3)).cells}
+    changed = sorted(label for label in base if base[label] != more_eps[label])
+    assert changed == ["fgsm mc_dropout S=1", "fgsm mc_dropout S=32", "fgsm mlp S=1",
+                       "fgsm mlp S=32"]
+    other_seed = {c.label: c.id for c in _plan(seed=1).cells}
+    assert all(base[label] != other_seed[label] for label in base)
+
+
+def test_attacks_come_from_the_registry() -> None:
+    plan = _plan(attacks=("pgd",))
+    assert {c.task for c in plan.cells} == {"train", "clean", "attack", "ood"}
+    assert {c.params["attack"] for c in plan.cells if c.task == "attack"} == {"pgd"}
+
+
+def test_unknown_attack_is_one_line_before_any_work(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["bench", "--suite", "smoke", "--attacks", "fgsm,nope", "--out",
+                 str(tmp_path / "out"), "--quiet"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1
+    assert "unknown attack 'nope'" in err[0] and "'pgd'" in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    assert main(["bench", "--suite", "smoke", "--plan", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    lines = text.strip().splitlines()
+    assert lines[-1] == "24 cells: 0 done, 24 to run"
+    assert any("train mlp" in line and "todo" in line for line in lines)
+    assert not out.exists()

@@ -1,0 +1,91 @@
+"""Resuming: a run SIGKILLed anywhere and rerun ends with the bytes of an uninterrupted run;
+executors agree; two concurrent runs on one cache train each model once."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.run._grid import bench_cmd, env, results_bytes, run
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """An uninterrupted local run of the smoke suite, and its wall time."""
+    out = tmp_path_factory.mktemp("baseline") / "out"
+    start = time.perf_counter()
+    done = run(bench_cmd(out, "--quiet"))
+    assert done.returncode == 0, done.stderr
+    return out, time.perf_counter() - start
+
+
+def test_sigkill_at_three_random_moments_then_resume_gives_identical_results(
+        baseline: tuple[Path, float], tmp_path: Path) -> None:
+    reference, seconds = baseline
+    out, rng = tmp_path / "out", random.Random(12)
+    logs = []
+    for _ in range(3):
+        proc = subprocess.Popen(bench_cmd(out), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env=env())
+        time.sleep(rng.uniform(0.2, 0.8) * seconds)
+        proc.send_signal(signal.SIGKILL)
+        logs.append(proc.communicate()[0])
+        assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    final = run(bench_cmd(out))
+    assert final.returncode == 0, final.stderr
+    assert "reusing" in "".join(logs) + final.stderr, "no finished cell was ever reused"
+    assert results_bytes(out) == results_bytes(reference)
+    stored = json.loads((out / "run.json").read_text())["cells"]
+    assert stored["reused"] > 0 and stored["reused"] + stored["ran"] == stored["total"]
+    assert not list(out.glob("cells/*.tmp")), "temporary files of killed runs were left"
+
+
+def test_rerun_reuses_every_cell_and_rewrites_the_same_bytes(baseline: tuple[Path, float]
+                                                             ) -> None:
+    out, _ = baseline
+    before = (out / "results.csv").read_bytes()
+    again = run(bench_cmd(out))
+    assert again.returncode == 0, again.stderr
+    assert "cells: 24 reused, 0 run, 0 failed" in again.stderr
+    assert (out / "results.csv").read_bytes() == before
+
+
+def test_process_pool_gives_the_local_results(baseline: tuple[Path, float],
+                                              tmp_path: Path) -> None:
+    done = run(bench_cmd(tmp_path / "out", "--quiet", "--jobs", "2"))
+    assert done.returncode == 0, done.stderr
+    assert results_bytes(tmp_path / "out") == results_bytes(baseline[0])
+
+
+def test_ray_gives_the_local_results(baseline: tuple[Path, float], tmp_path: Path) -> None:
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'robustbnn[ray]')")
+    from robustbnn.cli import main
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        code = main(["bench", "--suite", "smoke", "--executor", "ray", "--threads", "1",
+                     "--no-cache", "--quiet", "--out", str(tmp_path / "out")])
+    finally:
+        ray.shutdown()
+    assert code == 0
+    assert results_bytes(tmp_path / "out") == results_bytes(baseline[0])
+
+
+def test_two_concurrent_runs_on_one_cache_train_each_model_once(
+        baseline: tuple[Path, float], tmp_path: Path) -> None:
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    procs = [subprocess.Popen(bench_cmd(out, cache=cache), stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, env=env()) for _ in range(2)]
+    logs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], logs
+    trained = "".join(logs).count("trained mlp:"), "".join(logs).count("trained mc_dropout:")
+    assert trained == (1, 1), logs
+    assert results_bytes(out) == results_bytes(baseline[0])
+    entries = sorted(p.parent.parent.name for p in cache.glob("*/*/model.safetensors"))
+    assert entries == ["mc_dropout", "mlp"]
