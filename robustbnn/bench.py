@@ -29,8 +29,7 @@ from robustbnn.report.render import render
 from robustbnn.report.schema import Result
 from robustbnn.report.scores import write_scores
 from robustbnn.report.store import write_json, write_results
-from robustbnn.run.context import (RunSpec, bench_data, make_generator, ood_images,
-                                   prepare_data)
+from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
 from robustbnn.run.executors import make_executor
 from robustbnn.run.plan import Plan, build_plan, format_plan
 from robustbnn.run.runner import RunReport, run_plan
@@ -173,6 +172,8 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
         report = run_plan(plan, executor, store, retries=opts.retries, progress=opts.progress)
     finally:
         executor.close()
+    if not (report.reused or report.ran):  # nothing finished: no results, no reports
+        return BenchOutcome([], report, plan)
     rows = assemble(plan, store, opts)
     write_run_json(plan, store, opts, report, started)
     render([Path(opts.out_dir)], Path(opts.out_dir))

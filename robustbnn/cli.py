@@ -214,8 +214,14 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    from robustbnn.bench import (BenchOptions, check_overrides, model_config, print_plan,
-                                 resolve_models, run_bench)
+    from robustbnn.bench import (
+        BenchOptions,
+        check_overrides,
+        model_config,
+        print_plan,
+        resolve_models,
+        run_bench,
+    )
     from robustbnn.cache import resolve_cache_dir
     from robustbnn.data import DATASETS, resolve_data_root
 
@@ -249,18 +255,24 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
         sys.stderr.write(f"cells: {len(report.reused)} reused, {len(report.ran)} run, "
                          f"{len(report.failed)} failed, {len(report.skipped)} skipped\n")
     if report.failed or report.skipped:
-        labels = {c.id: c.label for c in outcome.plan.cells}
-        lines = [f"  {labels[i]}: {e}" for i, e in {**report.failed, **report.skipped}.items()]
-        sys.stderr.write(f"robustbnn: error: {len(report.failed)} cell(s) failed and "
-                         f"{len(report.skipped)} depending on them did not run; the "
-                         f"{len(report.reused) + len(report.ran)} finished cells are kept in "
-                         f"{args.out}/cells/, so rerunning the same command retries only "
-                         "these:\n" + "\n".join(lines) + "\n")
+        sys.stderr.write(_failure_summary(outcome, args.out))
         return 1
     _summary(args, [args.out], f"wrote {len(outcome.rows)} results and the reports to "
              f"{args.out}/ (results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, "
              "figures/)")
     return 0
+
+
+def _failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcome
+    """One line per failed cell: what failed, why, what did not run, and that rerunning resumes."""
+    report = outcome.report
+    labels = {c.id: c.label for c in outcome.plan.cells}
+    kept = len(report.reused) + len(report.ran)
+    tail = (f"{len(report.skipped)} cell(s) depending on it did not run; the {kept} finished "
+            f"cell(s) are kept in {out}/cells/, so rerunning the same command retries only "
+            "what did not finish")
+    return "".join(f"robustbnn: error: cell '{labels[i]}' failed ({e}); {tail}\n"
+                   for i, e in report.failed.items())
 
 
 def _summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:

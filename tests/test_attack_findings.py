@@ -9,33 +9,31 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import torch
 
-from robustbnn.attacks import TargetedIFGSM
-from robustbnn.bench import fit_or_load, make_generator, model_config, prepare_data, run_bench
+from robustbnn.bench import BenchOptions, fit_or_load, model_config, prepare_data, run_bench
 from robustbnn.data import load_dataset
-from robustbnn.evaluate import targeted_rows
-from robustbnn.suites import SUITES
+from robustbnn.report.store import read_results
+from robustbnn.run.cells import Cell
+from robustbnn.run.context import Checked, Context, RunSpec
+from robustbnn.run.tasks import TASKS
+from robustbnn.suites import SUITES, BenchConfig
 
 CPU = torch.device("cpu")
 
 
-def _knob(setting: str, key: str) -> float:
-    return float(dict(p.split("=", 1) for p in setting.split(";"))[key])
 
 
 @pytest.mark.slow
 def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
     cfg = dataclasses.replace(SUITES.get("default"), models=("mc_dropout", "bbb_gaussian"),
                               targeted_steps=0, ood=(), eps=(0.005, 0.02, 0.1))
-    run_bench(cfg, suite="default", device=CPU, out_dir=tmp_path, data_root=None,
-              cache_dir=tmp_path / "cache", progress=False)
-    results = pd.read_csv(tmp_path / "results.csv")
+    run_bench(cfg, BenchOptions(out_dir=tmp_path, cache_dir=tmp_path / "cache"))
+    results = read_results(tmp_path)
     fgsm = results[results["task"] == "fgsm"].copy()
-    fgsm["eps"] = fgsm["setting"].map(lambda s: _knob(s, "eps"))
-    fgsm["S"] = fgsm["setting"].map(lambda s: _knob(s, "S_attack"))
+    fgsm["eps"] = fgsm["setting"].map(lambda s: s["eps"])
+    fgsm["S"] = fgsm["setting"].map(lambda s: s["S_attack"])
     for model in cfg.models:
         acc = fgsm[(fgsm["model"] == model) & (fgsm["metric"] == "accuracy")
                    & (fgsm["eps"] == 0.1)].set_index("S")["value"]
@@ -56,12 +54,13 @@ def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
 def _targeted_success(name: str, data, steps: int, override: str = 'arch="cnn"') -> list[float]:
     cfg = model_config(name, (*SUITES.get("default").overrides, f"{name}.{override}"))
     model, _ = fit_or_load(name, cfg, data, seed=0, device=CPU, cache_dir=None, progress=False)
-    attack = TargetedIFGSM(steps=steps, n_samples=10 if name != "mlp" else 1)
-    rows = targeted_rows(model, data.test.x[:300], data.test.y[:300], attack=attack, s_eval=100,
-                         attack_generator=make_generator(CPU, 0, name, "attack", "targeted"),
-                         eval_generator=make_generator(CPU, 0, name, "eval", "targeted"),
-                         name=name, seed=0, dataset=data.name)
-    return [r.value for r in rows if r.metric == "target_success"]
+    params = {"steps": steps, "step_size": 0.01, "S_attack": 10 if name != "mlp" else 1,
+              "objective": "predictive", "target": 0, "every": 10, "n": 300, "S_eval": 100}
+    spec = RunSpec(dataclasses.replace(BenchConfig(), s_eval=100), None, False, "cpu", "")
+    model.eval()
+    ctx = Context(Cell("targeted", name, params), spec, data, Checked(model, name))
+    return [r["value"] for r in TASKS.get("targeted")(ctx).rows
+            if r["metric"] == "target_success"]
 
 
 @pytest.mark.slow

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 
-from robustbnn.bench import resolve_models, run_bench
+from robustbnn.bench import BenchOptions, resolve_models, run_bench
 from robustbnn.cli import main
 from robustbnn.errors import UnknownNameError
 from robustbnn.suites import SUITES
@@ -19,8 +18,7 @@ def test_heldout_classes_retrain_only_the_heldout_models(tmp_path: Path) -> None
     cfg = dataclasses.replace(SUITES.get("smoke"), ood=("uniform", "heldout:3"),
                               heldout_models=("mc_dropout",), s_attack=(), eps=(),
                               targeted_steps=0)
-    run_bench(cfg, suite="smoke", device=torch.device("cpu"), out_dir=tmp_path,
-              data_root=None, cache_dir=None, progress=False)
+    run_bench(cfg, BenchOptions(out_dir=tmp_path, suite="smoke"))
     results = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
     ood = results[results["task"] == "ood"]
     assert set(ood.loc[ood["dataset"] == "uniform", "model"]) == {"mlp", "mc_dropout"}

@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import torch
 
-from robustbnn.bench import run_bench
+from robustbnn.bench import BenchOptions, run_bench
 from robustbnn.data.mnist import mnist_available
 from robustbnn.data.ood_sets import OOD_DATASETS
 from robustbnn.suites import SUITES
@@ -45,8 +44,8 @@ def test_table2_mc_dropout_rows_and_notmnist_ordering(tmp_path: Path) -> None:
     missing = [o for o in cfg.ood if not OOD_DATASETS.get(o).available(Path(root))]
     if missing:
         pytest.skip(f"OOD sets {missing} not under {root}")
-    run_bench(cfg, suite="bhn_table2", device=torch.device("cpu"), out_dir=tmp_path,
-              data_root=Path(root), cache_dir=None, progress=False, save_scores=False)
+    run_bench(cfg, BenchOptions(out_dir=tmp_path, suite="bhn_table2", data_root=Path(root),
+                                save_scores=False))
     results = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
     sel = results[(results["task"] == "ood") & (results["measure"] == "max_prob")
                   & (results["metric"] == "auroc")]

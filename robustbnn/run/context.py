@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np

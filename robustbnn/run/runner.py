@@ -17,6 +17,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from robustbnn.errors import UserError
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
@@ -123,12 +124,12 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
             except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
                 attempts[cell.id] = attempts.get(cell.id, 0) + 1
                 message = f"{type(err).__name__}: {err}"
-                if attempts[cell.id] <= retries:
+                # A UserError (diverged training, missing data) fails the same way again.
+                if attempts[cell.id] <= retries and not isinstance(err, UserError):
                     log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label,
                                 message)
                     pending.insert(0, cell)
                     continue
-                log.error("cell %s (%s) failed: %s", cell.id[:12], cell.label, message)
                 report.failed[cell.id] = message
                 bar.update()
                 continue

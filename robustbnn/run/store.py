@@ -104,7 +104,8 @@ class CellStore:
         path = self.dir / "identity.json"
         text = canonical_json(identity)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        with FileLock(self.out_dir / ".robustbnn-run.lock"):
+        (self.dir / "locks").mkdir(parents=True, exist_ok=True)
+        with FileLock(self.dir / "locks" / "run.lock"):
             if path.is_file() and path.read_text(encoding="utf-8").strip() == text:
                 return
             theirs = path.is_file() or any((self.out_dir / n).exists() for n in DERIVED)
@@ -116,10 +117,13 @@ class CellStore:
             if theirs:
                 log.warning("--overwrite: removing the earlier run's results in %s",
                             self.out_dir)
-                for name in ("cells", *DERIVED):
+                for name in DERIVED:
                     target = self.out_dir / name
                     if target.is_dir():
                         shutil.rmtree(target)
                     elif target.exists():
                         target.unlink()
+                for old in self.dir.glob("*"):
+                    if old.name != "locks":
+                        shutil.rmtree(old) if old.is_dir() else old.unlink()
             write_text_atomic(path, text + "\n")

@@ -1,22 +1,25 @@
-"""Bench evaluation rows: FGSM sanity checks, the targeted curve, figures, leaderboard columns."""
+"""Bench evaluation tasks: FGSM sanity checks, the targeted curve, figures, leaderboard columns."""
 
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from robustbnn.attacks import FGSM, TargetedIFGSM
 from robustbnn.config import TrainConfig
-from robustbnn.evaluate import fgsm_rows, sanity_rows, targeted_rows
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.figures import write_figures
-from robustbnn.report.schema import Result
+from robustbnn.report.schema import Result, setting
 from robustbnn.report.store import results_frame
+from robustbnn.run.cells import Cell
+from robustbnn.run.context import Checked, Context, RunSpec
+from robustbnn.run.tasks import TASKS
+from robustbnn.suites import BenchConfig
 from tests.attacks._models import SHAPE, NoisyLinear, linear
 
 
@@ -31,6 +34,20 @@ def _data(n: int = 40):
     return model, x, y
 
 
+def _run(task: str, params: dict, model, x, y, *, s_eval: int = 2, seed: int = 3,
+         name: str = "lin") -> list[Result]:
+    """Run one evaluation task on ``model`` with test split (x, y); its rows as Results."""
+    spec = RunSpec(dataclasses.replace(BenchConfig(), seed=seed, s_eval=s_eval), None, False,
+                   "cpu", "unused")
+    data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
+    ctx = Context(Cell(task, name, params), spec, data, Checked(model, name))
+    return [Result.from_json(r) for r in TASKS.get(task)(ctx).rows]
+
+
+FGSM_PARAMS = {"objective": "predictive", "label": "true", "clip": True, "S_eval": 2,
+               "S_attack": 1}
+
+
 def _value(rows: list[Result], measure: str, metric: str) -> float:
     (row,) = [r for r in rows if r.measure == measure and r.metric == metric]
     return row.value
@@ -38,13 +55,8 @@ def _value(rows: list[Result], measure: str, metric: str) -> float:
 
 def test_sanity_rows_pass_on_a_linear_model_and_hold_values_and_flags() -> None:
     model, x, y = _data()
-    attack = FGSM(eps=0.0, n_samples=1)
-    fgsm = fgsm_rows(model, x, y, eps_grid=(0.05, 0.1, 0.2), attack=attack, s_eval=2,
-                     attack_generator=_gen(0), eval_generator=_gen(1), name="lin", seed=3,
-                     dataset="toy")
-    rows = sanity_rows(model, x, y, attack=dataclasses.replace(attack, eps=0.1), fgsm=fgsm,
-                       s_eval=2, attack_generator=_gen(2), eval_generator=_gen(3),
-                       member_generator=_gen(4), name="lin", seed=3, dataset="toy")
+    fgsm = _run("fgsm", FGSM_PARAMS | {"eps_grid": [0.05, 0.1, 0.2], "n": 0}, model, x, y)
+    rows = _run("sanity", FGSM_PARAMS | {"eps": 0.1, "n": 0}, model, x, y)
     checks = {r.measure for r in fgsm + rows if r.task == "fgsm_sanity"}
     assert checks == {"gradient_nonzero", "accuracy_monotone", "beats_random_noise",
                       "fixed_randomness_succeeds"}
@@ -53,35 +65,32 @@ def test_sanity_rows_pass_on_a_linear_model_and_hold_values_and_flags() -> None:
     assert _value(fgsm, "gradient_nonzero", "value") == 1.0
     acc = [r.value for r in fgsm if r.metric == "accuracy"]
     assert acc == sorted(acc, reverse=True)
-    assert _value(rows, "accuracy_monotone", "value") == 0.0
+    assert _value(fgsm, "accuracy_monotone", "value") == 0.0
     # Clean accuracy is 1, so the frozen-sample drop is 1 - the FGSM accuracy at eps 0.1.
     assert _value(rows, "fixed_randomness_succeeds", "value") == pytest.approx(1 - acc[1])
-    assert all(r.model == "lin" and r.seed == 3 and r.dataset == "toy" for r in rows)
+    assert all(r.model == "lin" and r.seed == 3 and r.dataset == "toy" for r in fgsm + rows)
+    eps = [r.setting["eps"] for r in fgsm if r.metric == "accuracy"]
+    assert eps == [0.05, 0.1, 0.2] and all(isinstance(e, float) for e in eps)
 
 
 def test_a_rising_accuracy_curve_is_flagged() -> None:
-    model, x, y = _data(8)
-    knobs = "eps={};S_attack=1;S_eval=2;objective=predictive;label=true;clip=True"
-    fgsm = [Result("m", 0, "fgsm", "toy", knobs.format(e), "", "accuracy", a)
-            for e, a in ((0.1, 0.5), (0.2, 0.2), (0.3, 0.6))]
-    rows = sanity_rows(model, x, y, attack=FGSM(eps=0.1), fgsm=fgsm, s_eval=2,
-                       attack_generator=_gen(0), eval_generator=_gen(1),
-                       member_generator=_gen(2), name="m", seed=0, dataset="toy")
-    assert _value(rows, "accuracy_monotone", "value") == pytest.approx(0.4)
-    assert _value(rows, "accuracy_monotone", "passed") == 0.0
+    from robustbnn.attacks.sanity import accuracy_monotone
+
+    check = accuracy_monotone((0.1, 0.2, 0.3), (0.5, 0.2, 0.6), tol=0.01)
+    assert check.value == pytest.approx(0.4) and not check.passed
 
 
 def test_targeted_rows_drop_the_target_class_and_bound_the_distortion() -> None:
     model = NoisyLinear(sigma=0.5)
     x = torch.rand(13, *SHAPE, generator=_gen(1))
     y = torch.tensor([0, 1, 2, 3, 0, 5, 6, 1, 2, 3, 4, 0, 6])  # three of class 0
-    attack = TargetedIFGSM(step_size=0.02, steps=6, n_samples=3, checkpoint_every=3)
-    rows = targeted_rows(model, x, y, attack=attack, s_eval=4, attack_generator=_gen(2),
-                         eval_generator=_gen(3), name="noisy", seed=0, dataset="toy")
+    params = {"steps": 6, "step_size": 0.02, "S_attack": 3, "objective": "predictive",
+              "target": 0, "every": 3, "n": 0, "S_eval": 4}
+    rows = _run("targeted", params, model, x, y, s_eval=4, seed=0, name="noisy")
     frame = results_frame(rows)
-    steps = frame["setting"].str.extract(r"step=(\d+);")[0].astype(int)
+    steps = frame["setting"].map(lambda s: s["step"])
     assert sorted(set(steps)) == [0, 3, 6]
-    assert frame["setting"].str.contains(";n=10$").all()  # 13 - 3 examples of the target
+    assert (frame["setting"].map(lambda s: s["n"]) == 10).all()  # 13 - 3 of the target
     per_step = frame[frame["metric"] != "mean_uncertainty"].groupby("metric").size()
     assert per_step.to_dict() == {"accuracy": 3, "l2": 3, "linf": 3, "target_success": 3}
     assert set(frame.loc[frame["metric"] == "mean_uncertainty", "measure"]) == set(
@@ -95,17 +104,17 @@ def test_targeted_rows_drop_the_target_class_and_bound_the_distortion() -> None:
 def _results() -> pd.DataFrame:
     rows = []
     for model, acc in (("a", 0.9), ("b", 0.8)):
-        rows.append(Result(model, 0, "clean", "toy", "S_eval=2", "", "accuracy", acc))
+        rows.append(Result(model, 0, "clean", "toy", setting(S_eval=2), "", "accuracy", acc))
         for s in (1, 32):
             for eps, a in ((0.1, acc - 0.2), (0.3, acc - 0.5)):
-                knobs = f"eps={eps};S_attack={s};S_eval=2"
+                knobs = setting(eps=eps, S_attack=s, S_eval=2)
                 rows.append(Result(model, 0, "fgsm", "toy", knobs, "", "accuracy", a))
                 rows.append(Result(model, 0, "fgsm", "toy", knobs, "bald", "adversary_detection",
                                    0.6))
-            rows.append(Result(model, 0, "fgsm_sanity", "toy", f"S_attack={s}",
+            rows.append(Result(model, 0, "fgsm_sanity", "toy", setting(S_attack=s),
                                "beats_random_noise", "passed", float(model == "a" or s == 1)))
         for step, succ in ((0, 0.0), (10, 0.4), (20, 0.7 if model == "a" else 0.9)):
-            knobs = f"step={step};step_size=0.01;target=0;S_attack=1;S_eval=2;n=5"
+            knobs = setting(step=step, step_size=0.01, target=0, S_attack=1, S_eval=2, n=5)
             rows.append(Result(model, 0, "targeted", "toy", knobs, "", "target_success", succ))
     return results_frame(rows)
 
@@ -174,7 +183,6 @@ def test_nonpositive_lr_decay_is_a_config_error() -> None:
 def test_scores_round_trip_and_recompute_the_stored_metrics(tmp_path) -> None:
     from sklearn.metrics import roc_auc_score
 
-    from robustbnn.evaluate import ood_rows
     from robustbnn.report.scores import read_scores, write_scores
 
     rng = np.random.default_rng(0)
@@ -184,17 +192,16 @@ def test_scores_round_trip_and_recompute_the_stored_metrics(tmp_path) -> None:
     assert path == tmp_path / "scores" / "m" / "heldout_3.npz"
     labels, scores = read_scores(path)
     assert labels.tolist() == [0] * 7 + [1] * 5 and sorted(scores) == ["bald", "max_prob"]
-    rows = ood_rows(s_in, s_out, s_eval=9, ood_name="heldout:3", name="m", seed=0)
+    rows = _ood_rows(s_in, s_out, s_eval=9, dataset="heldout:3")
     auroc = {r.measure: r.value for r in rows if r.metric == "auroc"}
     for measure in s_in:
         assert auroc[measure] == pytest.approx(roc_auc_score(labels, scores[measure]))
-    assert {r.setting for r in rows} == {"S_eval=9;n_in=7;n_out=5"}
+    assert all(r.setting == {"S_eval": 9, "n_in": 7, "n_out": 5} for r in rows)
     with pytest.raises(ValueError, match="different measures"):
         write_scores(tmp_path, "m", "x", s_in, {"bald": s_out["bald"]})
 
 
 def test_ood_figure_needs_the_scores(tmp_path) -> None:
-    from robustbnn.evaluate import ood_rows
     from robustbnn.report.figures import ood_figure
     from robustbnn.report.scores import write_scores
 
@@ -202,8 +209,55 @@ def test_ood_figure_needs_the_scores(tmp_path) -> None:
     names = UNCERTAINTIES.names()
     s_in = {m: rng.random(20) for m in names}
     s_out = {m: rng.random(10) + 0.5 for m in names}
-    frame = results_frame(ood_rows(s_in, s_out, s_eval=3, ood_name="uniform", name="m", seed=0))
+    frame = results_frame(_ood_rows(s_in, s_out, s_eval=3, dataset="uniform", name="m"))
     assert ood_figure(frame, tmp_path, "m", tmp_path / "ood_m.png") is None
     write_scores(tmp_path, "m", "uniform", s_in, s_out)
     path = ood_figure(frame, tmp_path, "m", tmp_path / "ood_m.png")
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def _ood_rows(s_in: dict, s_out: dict, *, s_eval: int, dataset: str,
+              name: str = "m") -> list[Result]:
+    from robustbnn.run.tasks._scoring import ranking_rows
+
+    spec = RunSpec(dataclasses.replace(BenchConfig(), seed=0, s_eval=s_eval), None, False,
+                   "cpu", "unused")
+    ctx = Context(Cell("ood", name, {}), spec, types.SimpleNamespace(name="toy"))
+    return [Result.from_json(r) for r in ranking_rows(ctx, s_in, s_out, dataset=dataset)]
+
+
+def test_pgd_task_lowers_accuracy_and_records_its_setting() -> None:
+    model, x, y = _data()
+    params = {"attack": "pgd", "eps": 0.2, "S_attack": 1, "steps": 5, "restarts": 1,
+              "step_size": 0.05, "objective": "expected", "label": "true", "n": 20,
+              "S_eval": 2}
+    rows = _run("attack", params, model, x, y)
+    (acc,) = [r for r in rows if r.metric == "accuracy"]
+    assert acc.task == "pgd" and acc.value < 1.0  # every clean point was correct
+    assert acc.setting == {"eps": 0.2, "S_attack": 1, "S_eval": 2, "steps": 5, "restarts": 1,
+                           "step_size": 0.05, "objective": "expected", "label": "true", "n": 20}
+
+
+def test_a_plugin_attack_runs_like_a_built_in_one() -> None:
+    from robustbnn.attacks import ATTACKS
+
+    @dataclasses.dataclass(frozen=True)
+    class Flip:
+        """Moves every pixel by -eps (a deterministic plug-in attack)."""
+
+        eps: float = 0.1
+
+        def __call__(self, model, x, y, *, generator=None):
+            return (x - self.eps).clamp(0, 1)
+
+    ATTACKS.register("flip_test_attack", Flip)
+    try:
+        model, x, y = _data(10)
+        params = {"attack": "flip_test_attack", "eps": 0.5, "S_attack": 1, "steps": 1,
+                  "restarts": 1, "step_size": 0.1, "objective": "expected", "label": "true",
+                  "n": 0, "S_eval": 2}
+        rows = _run("attack", params, model, x, y)
+    finally:
+        ATTACKS._items.pop("flip_test_attack")  # noqa: SLF001 - undo the registration
+    assert {r.task for r in rows} == {"flip_test_attack"}
+    assert {r.metric for r in rows} >= {"accuracy", "mean_uncertainty"}

@@ -1,0 +1,53 @@
+"""A failing cell is retried, then reported; every other cell is kept; the exit is non-zero.
+A run folder belongs to one configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from robustbnn.cli import main
+
+
+def _smoke(out: Path, *extra: str) -> list[str]:
+    return ["bench", "--suite", "smoke", "--no-cache", "--out", str(out), *extra]
+
+
+def test_failing_plugin_cell_is_reported_and_the_rest_kept(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    code = main(_smoke(out, "--models", "mlp,failing_model", "--plugin",
+                       "tests.plugins.failing_plugin"))
+    err = capsys.readouterr().err
+    assert code == 1
+    assert ("robustbnn: error: cell 'train failing_model' failed (RuntimeError: plug-in bug: "
+            "loss not implemented); 11 cell(s) depending on it did not run; the 12 finished "
+            "cell(s) are kept in") in err
+    assert err.count("plug-in bug") == 2  # --retries 1: failed and retried; then the summary
+    results = pd.read_csv(out / "results.csv", keep_default_na=False)
+    assert set(results["model"]) == {"mlp"} and len(results) > 100
+    cells = json.loads((out / "run.json").read_text())["cells"]
+    assert list(cells["failed"]) == ["train failing_model"]
+    assert len(cells["skipped"]) == 11 and cells["ran"] == 12
+    assert (out / "leaderboard.md").is_file()
+
+
+def test_a_second_configuration_is_refused_then_overwrites(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    args = _smoke(out, "--models", "mlp", "--attacks", "fgsm", "--quiet")
+    assert main(args) == 0
+    first = (out / "results.csv").read_bytes()
+    assert main([*args, "--seed", "1"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds the results of another run configuration" in err[0]
+    assert "--overwrite" in err[0]
+    assert (out / "results.csv").read_bytes() == first  # nothing of the first run was lost
+    assert main([*args, "--seed", "1", "--overwrite"]) == 0
+    seeds = set(pd.read_csv(out / "results.csv")["seed"])
+    assert seeds == {1}
+    # identity.json and this run's train, clean, 2 fgsm, 2 sanity and 3 OOD cells
+    assert len(list((out / "cells").glob("*.json"))) == 1 + 9
