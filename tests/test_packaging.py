@@ -17,7 +17,7 @@ def _readme_commands() -> list[str]:
 def test_readme_opens_with_the_two_setup_commands() -> None:
     bench, tests = _readme_commands()[:2]
     assert "pip install -e ." in bench and bench.endswith("robustbnn bench")
-    assert 'pip install -e ".[test]"' in tests and "pytest" in tests
+    assert "pip install -e \".[test" in tests and "pytest" in tests
 
 
 def test_ci_runs_the_readme_test_command() -> None:
