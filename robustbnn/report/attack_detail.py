@@ -1,9 +1,12 @@
-"""Attack detail tables (``attack.md``): every FGSM step size and every targeted checkpoint.
+"""Attack detail tables (``attack.md``): every step size, sample count and checkpoint.
 
-The leaderboard keeps two step sizes and the last targeted step; these tables show the whole
-curves behind ``figures/attack_<model>.png`` and ``figures/targeted_<model>.png`` as numbers:
+The leaderboard keeps a few step sizes and the last targeted step; these tables show the whole
+curves behind the attack figures as numbers:
 
-* FGSM accuracy, rows = model, columns = eps x S_attack (BHN Fig. 5 / Fig. 7);
+* FGSM accuracy, rows = model, columns = S_attack x eps (BHN Fig. 5 / Fig. 7);
+* for every other attack task (PGD and plug-in attacks: rows with ``eps`` and ``S_attack``
+  knobs): accuracy, rows = model, and adversary-detection AUROC, rows = model x measure,
+  columns = S_attack x eps;
 * targeted success, rows = model, columns = step (Li & Gal Fig. 7).
 
 Fractions; mean ± sample std over runs when several.
@@ -15,8 +18,10 @@ import math
 
 import pandas as pd
 
+from robustbnn.report import names as n
+from robustbnn.report.columns import task_title
 from robustbnn.report.markdown import md_table
-from robustbnn.report.schema import with_knobs
+from robustbnn.report.schema import attack_tasks, with_knobs
 
 __all__ = ["attack_markdown"]
 
@@ -29,18 +34,20 @@ def _cell(values: pd.Series) -> str:
     return text if math.isnan(std) else f"{text} ± {std:.4f}"
 
 
-def _table(rows: pd.DataFrame, keys: list[str], title: str) -> str:
-    """Rows = model; one column per value combination of ``keys`` (per-run means first)."""
-    per_run = rows.groupby(["model", *keys, "run"], sort=False)["value"].mean().reset_index()
+def _table(rows: pd.DataFrame, keys: list[str], title: str,
+           by: tuple[str, ...] = ("model",)) -> str:
+    """Rows = ``by`` values; one column per value combination of ``keys`` (per-run means)."""
+    per_run = rows.groupby([*by, *keys, "run"], sort=False)["value"].mean().reset_index()
     combos = sorted({tuple(r) for r in per_run[keys].itertuples(index=False)})
-    header = ["model", *(" ".join(f"{k}={v:g}" for k, v in zip(keys, c, strict=True))
-                         for c in combos)]
-    rows = []
-    for model in dict.fromkeys(per_run["model"]):
-        mine = per_run[per_run["model"] == model]
-        rows.append([model, *(_cell(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
+    header = [*by, *(" ".join(f"{k}={v:g}" for k, v in zip(keys, c, strict=True))
+                     for c in combos)]
+    lines = []
+    for who in dict.fromkeys(per_run[list(by)].itertuples(index=False, name=None)):
+        mine = per_run[(per_run[list(by)] == list(who)).all(axis=1)]
+        lines.append([*who, *(_cell(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
                               for c in combos)])
-    return f"## {title}\n\n" + md_table(header, rows)
+    right = [False] * len(by) + [True] * len(combos)
+    return f"## {title}\n\n" + md_table(header, lines, right)
 
 
 def attack_markdown(results: pd.DataFrame) -> str | None:
@@ -50,13 +57,23 @@ def attack_markdown(results: pd.DataFrame) -> str | None:
     out = ["# Attacks: every step size and checkpoint\n",
            "Fractions; mean ± sample std over runs when several. The protocol is in the "
            "leaderboard legend.\n"]
-    fgsm = results[(results["task"] == "fgsm") & (results["metric"] == "accuracy")]
+    task, metric = results["task"], results["metric"]
+    fgsm = results[(task == n.FGSM) & (metric == n.ACCURACY)]
     if len(fgsm):
-        out.append(_table(with_knobs(fgsm, "S_attack", "eps"), ["S_attack", "eps"],
+        out.append(_table(with_knobs(fgsm, n.S_ATTACK, n.EPS), [n.S_ATTACK, n.EPS],
                           "FGSM accuracy"))
-    targeted = results[(results["task"] == "targeted")
-                       & (results["metric"] == "target_success")]
+    for name in attack_tasks(results):
+        title = task_title(name)
+        rows = with_knobs(results[task == name], n.S_ATTACK, n.EPS)
+        out.append(_table(rows[rows["metric"] == n.ACCURACY], [n.S_ATTACK, n.EPS],
+                          f"{title} accuracy"))
+        det = rows[rows["metric"] == n.ADVERSARY_DETECTION]
+        if len(det):
+            out.append(_table(det, [n.S_ATTACK, n.EPS], f"{title} adversary detection AUROC "
+                              "(clean 0 vs attacked 1) per uncertainty measure",
+                              by=("model", "measure")))
+    targeted = results[(task == n.TARGETED) & (metric == n.TARGET_SUCCESS)]
     if len(targeted):
-        out.append(_table(with_knobs(targeted, "step"), ["step"],
+        out.append(_table(with_knobs(targeted, n.STEP), [n.STEP],
                           "Targeted attack: success rate (lower is better)"))
     return "\n".join(out) if len(out) > 2 else None

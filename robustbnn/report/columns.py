@@ -12,12 +12,19 @@ import dataclasses
 
 import pandas as pd
 
-from robustbnn.report.schema import HIGHER_IS_BETTER, knobs, with_knobs
+from robustbnn.report import names as n
+from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, with_knobs
 
-__all__ = ["Column", "compute_columns", "knobs"]
+__all__ = ["DETECTION_EPS", "FGSM_EPS", "Column", "compute_columns", "task_title"]
 
 FGSM_EPS = (0.1, 0.3)  # the leaderboard's fixed step sizes
 DETECTION_EPS = 0.1  # adversary detection at this eps
+TITLES = {n.PGD: "PGD"}  # display names of attack tasks (others: the task name itself)
+
+
+def task_title(task: str) -> str:
+    """An attack task's name in headers (``PGD``; a plug-in attack's own name)."""
+    return TITLES.get(task, task)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,14 +76,28 @@ def _best(rows: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
 
 def _sanity(results: pd.DataFrame) -> pd.Series:
     """Per model, the failed Carlini-style checks (with their S_attack), or ``ok``."""
-    checks = results[(results["task"] == "fgsm_sanity") & (results["metric"] == "passed")]
+    checks = results[(results["task"] == n.FGSM_SANITY) & (results["metric"] == n.PASSED)]
     names: dict[str, list[str]] = {m: [] for m in dict.fromkeys(checks["model"])}
-    for model, measure, setting, value in zip(checks["model"], checks["measure"],
-                                              checks["setting"], checks["value"], strict=True):
+    for model, measure, knobs, value in zip(checks["model"], checks["measure"],
+                                            checks["setting"], checks["value"], strict=True):
         if value < 1:
-            names[model].append(f"{measure} (S={knobs(setting).get('S_attack', '?')})")
-    return pd.Series({m: ", ".join(dict.fromkeys(n)) or "ok" for m, n in names.items()},
+            names[model].append(f"{measure} (S={knobs.get(n.S_ATTACK, '?')})")
+    return pd.Series({m: ", ".join(dict.fromkeys(v)) or "ok" for m, v in names.items()},
                      dtype=object)
+
+
+def _attack_accuracy(results: pd.DataFrame, task: str) -> list[tuple[Column, pd.Series]]:
+    """Accuracy under ``task`` (PGD, plug-in attacks) at each eps, with its largest S_attack."""
+    acc = with_knobs(results[(results["task"] == task) & (results["metric"] == n.ACCURACY)],
+                     n.EPS, n.S_ATTACK)
+    out = []
+    for eps in sorted(acc[n.EPS].dropna().unique()):
+        at_eps = acc[acc[n.EPS] == eps]
+        s = at_eps[n.S_ATTACK].max()
+        col = Column(f"{task}_accuracy_eps{eps:g}_S{s:g}",
+                     f"{task_title(task)} acc ε={eps:g} S={s:g}", n.ACCURACY)
+        out.append((col, _per_run(at_eps[at_eps[n.S_ATTACK] == s])))
+    return out
 
 
 def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.Series]]:
@@ -85,6 +106,10 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     Returns:
         The columns in display order, and per column key either a Series indexed by
         (model, run) (numbers) or by model (text).
+
+    Raises:
+        MissingKnobError: If a task's rows lack a knob a column is keyed by (e.g. FGSM rows
+            without ``eps``): the column would otherwise vanish silently.
     """
     cols: list[Column] = []
     values: dict[str, pd.Series] = {}
@@ -95,42 +120,45 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
             values[col.key] = series
 
     task, metric = results["task"], results["metric"]
-    clean = results[task == "clean"]
-    for name, title in (("accuracy", "clean acc"), ("nll", "NLL"), ("ece", "ECE")):
+    clean = results[task == n.CLEAN]
+    for name, title in ((n.ACCURACY, "clean acc"), (n.NLL, "NLL"), (n.ECE, "ECE")):
         add(Column(f"clean_{name}", title, name), _per_run(clean[clean["metric"] == name]))
-    fgsm = with_knobs(results[task == "fgsm"], "eps", "S_attack")
-    acc = fgsm[fgsm["metric"] == "accuracy"]
+    fgsm = with_knobs(results[task == n.FGSM], n.EPS, n.S_ATTACK)
+    acc = fgsm[fgsm["metric"] == n.ACCURACY]
     for eps in FGSM_EPS:
-        for s in sorted(acc["S_attack"].dropna().unique()):
-            sel = acc[(acc["eps"] == eps) & (acc["S_attack"] == s)]
+        for s in sorted(acc[n.S_ATTACK].dropna().unique()):
+            sel = acc[(acc[n.EPS] == eps) & (acc[n.S_ATTACK] == s)]
             add(Column(f"fgsm_accuracy_eps{eps:g}_S{s:g}", f"FGSM acc ε={eps:g} S={s:g}",
-                       "accuracy"), _per_run(sel))
-    targeted = with_knobs(results[(task == "targeted") & (metric == "target_success")], "step")
+                       n.ACCURACY), _per_run(sel))
+    for name in attack_tasks(results):
+        for col, series in _attack_accuracy(results, name):
+            add(col, series)
+    targeted = with_knobs(results[(task == n.TARGETED) & (metric == n.TARGET_SUCCESS)], n.STEP)
     if len(targeted):
-        step = targeted["step"].max()
+        step = targeted[n.STEP].max()
         add(Column(f"targeted_success_step{step:g}", f"targeted success @{step:g} steps",
-                   "target_success"), _per_run(targeted[targeted["step"] == step]))
-    det = fgsm[(fgsm["metric"] == "adversary_detection") & (fgsm["eps"] == DETECTION_EPS)]
+                   n.TARGET_SUCCESS), _per_run(targeted[targeted[n.STEP] == step]))
+    det = fgsm[(fgsm["metric"] == n.ADVERSARY_DETECTION) & (fgsm[n.EPS] == DETECTION_EPS)]
     if len(det):
-        s = det["S_attack"].max()
+        s = det[n.S_ATTACK].max()
         key = f"adversary_detection_eps{DETECTION_EPS:g}_S{s:g}"
-        value, best = _best(det[det["S_attack"] == s], "auroc")
-        add(Column(key, f"adv. detection AUROC ε={DETECTION_EPS:g} S={s:g}", "auroc"), value)
+        value, best = _best(det[det[n.S_ATTACK] == s], n.AUROC)
+        add(Column(key, f"adv. detection AUROC ε={DETECTION_EPS:g} S={s:g}", n.AUROC), value)
         add(Column(f"{key}_measure", "adv. detection measure", kind="text"), best)
-    ood = results[(task == "ood") & (metric == "auroc")
+    ood = results[(task == n.OOD) & (metric == n.AUROC)
                   & ~results["dataset"].str.startswith("heldout:")]
     if len(ood):
         mean = ood.groupby(["model", "run", "measure"], sort=True)["value"].mean().reset_index()
-        value, best = _best(mean, "auroc")
-        add(Column("ood_auroc_mean", "mean OOD AUROC", "auroc"), value)
+        value, best = _best(mean, n.AUROC)
+        add(Column("ood_auroc_mean", "mean OOD AUROC", n.AUROC), value)
         add(Column("ood_auroc_mean_measure", "OOD measure", kind="text"), best)
-    cost = with_knobs(results[task == "cost"], "S_eval")
-    timing = cost[cost["metric"] == "seconds_per_1000_predictions"]
+    cost = results[task == n.COST]
+    timing = with_knobs(cost[cost["metric"] == n.SECONDS_PER_1000_PREDICTIONS], n.S_EVAL)
     if len(timing):
-        s = timing["S_eval"].max()
-        add(Column("seconds_per_1000_predictions", f"s / 1k predictions (S={s:g})",
-                   "seconds_per_1000_predictions", fmt=".3f", timing=True), _per_run(timing))
-    add(Column("parameters", "parameters", "parameters", fmt="d"),
-        _per_run(cost[cost["metric"] == "parameters"]))
+        s = timing[n.S_EVAL].max()
+        add(Column(n.SECONDS_PER_1000_PREDICTIONS, f"s / 1k predictions (S={s:g})",
+                   n.SECONDS_PER_1000_PREDICTIONS, fmt=".3f", timing=True), _per_run(timing))
+    add(Column(n.PARAMETERS, n.PARAMETERS, n.PARAMETERS, fmt="d"),
+        _per_run(cost[cost["metric"] == n.PARAMETERS]))
     add(Column("sanity", "sanity checks failed", kind="text"), _sanity(results))
     return cols, values

@@ -16,12 +16,13 @@ import math
 
 import pandas as pd
 
+from robustbnn.report import names as n
 from robustbnn.report.markdown import md_table
 from robustbnn.report.published import published, source
 
 __all__ = ["ood_frame", "ood_markdown"]
 
-METRICS = {"auroc": "AUROC", "aupr_in": "AUPR-in", "aupr_out": "AUPR-out"}
+METRICS = {n.AUROC: "AUROC", n.AUPR_IN: "AUPR-in", n.AUPR_OUT: "AUPR-out"}
 TABLE3_MEASURES = {"max_prob": "VR", "mean_std": "MS", "bald": "BALD"}
 
 
@@ -33,7 +34,7 @@ def ood_frame(results: pd.DataFrame) -> pd.DataFrame:
     """
     if "run" not in results:
         results = results.assign(run=0)
-    ood = results[results["task"] == "ood"]
+    ood = results[results["task"] == n.OOD]
     keys = ["model", "dataset", "measure", "metric"]
     per_run = ood.groupby([*keys, "run"], sort=False)["value"].mean()
     grouped = per_run.groupby(level=keys, sort=False)

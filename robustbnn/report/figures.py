@@ -9,14 +9,21 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
 * ``targeted_<model>.png``: the targeted attack against step: accuracy on the true label and
   target success, mean uncertainty per measure, and the L-infinity / L2 distortion.
 * ``fgsm_accuracy.png``: FGSM accuracy against eps for every model, one panel per S_attack.
+* ``<task>_accuracy.png`` for every other attack task (``pgd`` and plug-in attacks: rows with
+  ``eps`` and ``S_attack`` knobs and metric accuracy): accuracy against eps for every model,
+  one line style per S_attack.
 * ``ood_<model>.png``: from the per-example scores (``scores/``): the CDF of predictive
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
   Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
+
+File names built from model and task names go through :func:`robustbnn.report.paths.safe_name`
+and are checked to stay in ``figures/``; every PNG is written atomically under a unique
+temporary name, so concurrent renders of one folder do not collide.
 """
 
 from __future__ import annotations
 
-import os
+import io
 from pathlib import Path
 
 import matplotlib
@@ -28,21 +35,26 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from robustbnn.metrics.ranking import roc_curve_points  # noqa: E402
-from robustbnn.report.schema import with_knobs  # noqa: E402
+from robustbnn.report import names as n  # noqa: E402
+from robustbnn.report.paths import child, safe_name  # noqa: E402
+from robustbnn.report.schema import attack_tasks, with_knobs  # noqa: E402
 from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
+from robustbnn.report.store import write_bytes_atomic  # noqa: E402
 
-__all__ = ["attack_figure", "fgsm_overview", "ood_figure", "targeted_figure", "write_figures"]
+__all__ = ["attack_accuracy_figure", "attack_figure", "fgsm_overview", "ood_figure",
+           "targeted_figure", "write_figures"]
 
 METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
     """Write atomically: a partial PNG never replaces a good one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    fig.savefig(tmp, format="png", dpi=100, metadata=METADATA)
-    plt.close(fig)
-    os.replace(tmp, path)
+    buffer = io.BytesIO()
+    try:
+        fig.savefig(buffer, format="png", dpi=100, metadata=METADATA)
+    finally:
+        plt.close(fig)
+    write_bytes_atomic(path, buffer.getvalue())
     return path
 
 
@@ -52,25 +64,25 @@ def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
     Returns:
         The path written, or None when the results hold no FGSM rows for ``model``.
     """
-    rows = results[(results["model"] == model) & (results["task"] == "fgsm")]
+    rows = results[(results["model"] == model) & (results["task"] == n.FGSM)]
     if rows.empty:
         return None
-    rows = with_knobs(rows, "eps", "S_attack")
-    s_values = sorted(rows["S_attack"].dropna().unique())
-    panels = [("accuracy", "accuracy"), ("mean_uncertainty", "mean uncertainty"),
-              ("adversary_detection", "adversary detection AUROC"),
-              ("error_detection", "error detection AUROC")]
+    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
+    s_values = sorted(rows[n.S_ATTACK].dropna().unique())
+    panels = [(n.ACCURACY, "accuracy"), (n.MEAN_UNCERTAINTY, "mean uncertainty"),
+              (n.ADVERSARY_DETECTION, "adversary detection AUROC"),
+              (n.ERROR_DETECTION, "error detection AUROC")]
     fig, axes = plt.subplots(len(panels), len(s_values), figsize=(4.5 * len(s_values), 11),
                              squeeze=False, sharex=True, sharey="row")
     for col, s in enumerate(s_values):
-        at_s = rows[rows["S_attack"] == s]
+        at_s = rows[rows[n.S_ATTACK] == s]
         for row, (metric, label) in enumerate(panels):
             ax = axes[row][col]
             sel = at_s[at_s["metric"] == metric]
             for measure, curve in sel.groupby("measure", sort=True):
-                curve = curve.groupby("eps")["value"].mean()
+                curve = curve.groupby(n.EPS)["value"].mean()
                 ax.plot(curve.index, curve.values, marker="o", ms=3, label=measure or metric)
-            if metric in ("adversary_detection", "error_detection"):
+            if metric in (n.ADVERSARY_DETECTION, n.ERROR_DETECTION):
                 ax.axhline(0.5, color="grey", lw=0.8, ls=":")
             ax.set_xscale("log")
             ax.set_ylabel(label)
@@ -78,7 +90,7 @@ def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
                 ax.set_title(f"{model}: FGSM, S_attack = {s:g}")
             if row == len(panels) - 1:
                 ax.set_xlabel("eps")
-            if metric != "accuracy" and not sel.empty and col == len(s_values) - 1:
+            if metric != n.ACCURACY and not sel.empty and col == len(s_values) - 1:
                 ax.legend(fontsize=7)
     fig.tight_layout()
     return _save(fig, path)
@@ -90,18 +102,18 @@ def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | Non
     Returns:
         The path written, or None when the results hold no targeted rows for ``model``.
     """
-    rows = results[(results["model"] == model) & (results["task"] == "targeted")]
+    rows = results[(results["model"] == model) & (results["task"] == n.TARGETED)]
     if rows.empty:
         return None
-    rows = with_knobs(rows, "step")
+    rows = with_knobs(rows, n.STEP)
     fig, axes = plt.subplots(1, 3, figsize=(14, 3.8))
-    groups = [(["accuracy", "target_success"], "fraction"), (["mean_uncertainty"], "mean"),
-              (["linf", "l2"], "distortion")]
+    groups = [([n.ACCURACY, n.TARGET_SUCCESS], "fraction"), ([n.MEAN_UNCERTAINTY], "mean"),
+              ([n.LINF, n.L2], "distortion")]
     titles = ["accuracy and target success", "mean uncertainty", "distortion from x"]
     for ax, (metrics, ylabel), title in zip(axes, groups, titles, strict=True):
         sel = rows[rows["metric"].isin(metrics)]
         for (metric, measure), curve in sel.groupby(["metric", "measure"], sort=True):
-            curve = curve.groupby("step")["value"].mean()
+            curve = curve.groupby(n.STEP)["value"].mean()
             ax.plot(curve.index, curve.values, marker="o", ms=3, label=measure or metric)
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
@@ -115,16 +127,16 @@ def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | Non
 
 def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     """FGSM accuracy against eps for every model, one panel per S_attack."""
-    rows = results[(results["task"] == "fgsm") & (results["metric"] == "accuracy")]
+    rows = results[(results["task"] == n.FGSM) & (results["metric"] == n.ACCURACY)]
     if rows.empty:
         return None
-    rows = with_knobs(rows, "eps", "S_attack")
-    s_values = sorted(rows["S_attack"].unique())
+    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
+    s_values = sorted(rows[n.S_ATTACK].dropna().unique())
     fig, axes = plt.subplots(1, len(s_values), figsize=(5.5 * len(s_values), 4.2),
                              squeeze=False, sharey=True)
     for ax, s in zip(axes[0], s_values, strict=True):
-        for model, curve in rows[rows["S_attack"] == s].groupby("model", sort=False):
-            curve = curve.groupby("eps")["value"].mean()
+        for model, curve in rows[rows[n.S_ATTACK] == s].groupby("model", sort=False):
+            curve = curve.groupby(n.EPS)["value"].mean()
             ax.plot(curve.index, curve.values, marker="o", ms=3, label=model)
         ax.set_xscale("log")
         ax.set_xlabel("eps")
@@ -135,14 +147,47 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     return _save(fig, path)
 
 
+def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path | None:
+    """Accuracy against eps under attack ``task`` for every model, one line style per S_attack.
+
+    For PGD and plug-in attacks: any task whose rows carry ``eps`` and ``S_attack``.
+
+    Returns:
+        The path written, or None when the results hold no accuracy rows of ``task``.
+    """
+    rows = results[(results["task"] == task) & (results["metric"] == n.ACCURACY)]
+    if rows.empty:
+        return None
+    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
+    s_values = sorted(rows[n.S_ATTACK].dropna().unique())
+    styles = ["-", "--", ":", "-."]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for i, (model, mine) in enumerate(rows.groupby("model", sort=False)):
+        for j, s in enumerate(s_values):
+            curve = mine[mine[n.S_ATTACK] == s].groupby(n.EPS)["value"].mean()
+            if len(curve):
+                ax.plot(curve.index, curve.values, marker="o", ms=3, ls=styles[j % len(styles)],
+                        color=colors[i % len(colors)], label=f"{model}, S_attack = {s:g}")
+    eps = rows[n.EPS]
+    if eps.min() > 0 and eps.max() >= 10 * eps.min():  # a log axis only for a wide eps range
+        ax.set_xscale("log")
+    ax.set_xlabel("eps")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"{task.upper() if task == n.PGD else task} accuracy under attack")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> Path | None:
     """Entropy CDFs (in vs each OOD set) and ROC curves (best measure) of one model.
 
     Returns:
         The path written, or None when the run holds no OOD scores for ``model``.
     """
-    rows = results[(results["model"] == model) & (results["task"] == "ood")
-                   & (results["metric"] == "auroc")]
+    rows = results[(results["model"] == model) & (results["task"] == n.OOD)
+                   & (results["metric"] == n.AUROC)]
     sets = [d for d in dict.fromkeys(rows["dataset"])
             if scores_path(run_dir, model, d).is_file()]
     if not sets:
@@ -174,17 +219,32 @@ def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> 
     return _save(fig, path)
 
 
+def _named(folder: Path, prefix: str, name: str) -> Path:
+    """``folder/<prefix>_<name>.png`` with ``name`` mapped to a safe file name."""
+    return child(folder, f"{prefix}_{safe_name(name)}.png", name=name)
+
+
 def write_figures(results: pd.DataFrame, run_dir: Path, *,
                   out_dir: Path | None = None) -> list[Path]:
     """Every figure of a run into ``out_dir/figures`` (default: ``run_dir``); returns the paths.
 
     Uses the results table and, for the OOD figures, the per-example ``scores/`` files of
     ``run_dir``.
+
+    Raises:
+        UnsafeNameError: For a model or task name that cannot name a file in ``figures/``.
     """
     figures = Path(run_dir if out_dir is None else out_dir) / "figures"
+    # Every path first, so a refused name stops the render before anything is drawn.
+    tasks = {task: child(figures, f"{safe_name(task)}_accuracy.png", name=task)
+             for task in attack_tasks(results)}
+    models = {model: [_named(figures, prefix, model) for prefix in ("attack", "targeted", "ood")]
+              for model in dict.fromkeys(results["model"])}
     written = [fgsm_overview(results, figures / "fgsm_accuracy.png")]
-    for model in dict.fromkeys(results["model"]):
-        written.append(attack_figure(results, model, figures / f"attack_{model}.png"))
-        written.append(targeted_figure(results, model, figures / f"targeted_{model}.png"))
-        written.append(ood_figure(results, run_dir, model, figures / f"ood_{model}.png"))
+    for task, path in tasks.items():
+        written.append(attack_accuracy_figure(results, task, path))
+    for model, (attack, targeted, ood) in models.items():
+        written.append(attack_figure(results, model, attack))
+        written.append(targeted_figure(results, model, targeted))
+        written.append(ood_figure(results, run_dir, model, ood))
     return [p for p in written if p is not None]

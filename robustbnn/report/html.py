@@ -11,7 +11,7 @@ import html
 import math
 import re
 
-from robustbnn.report.leaderboard import Leaderboard, format_cell
+from robustbnn.report.leaderboard import Leaderboard, format_cell, tidy
 
 __all__ = ["to_html"]
 
@@ -80,7 +80,7 @@ def _value(board: Leaderboard, model: str, key: str, kind: str) -> str:
     value = board.table.at[model, key]
     if kind == "text":
         return str(value)
-    return "" if value is None or math.isnan(value) else repr(float(value))
+    return "" if value is None or math.isnan(value) else repr(tidy(float(value)))
 
 
 def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[str],

@@ -17,8 +17,8 @@ from robustbnn.errors import ConfigError
 from robustbnn.report.columns import Column, compute_columns
 from robustbnn.report.markdown import md_table
 
-__all__ = ["DEFAULT_SORT", "Leaderboard", "format_cell", "leaderboard", "to_csv", "to_json",
-           "to_markdown"]
+__all__ = ["DEFAULT_SORT", "Leaderboard", "format_cell", "leaderboard", "tidy", "to_csv",
+           "to_json", "to_markdown"]
 
 DEFAULT_SORT = "clean_accuracy"
 
@@ -94,6 +94,16 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     return Leaderboard(columns, table, runs, seeds, sort)
 
 
+def tidy(value: float) -> float:
+    """``value`` at 10 significant digits, as ``results.csv`` shows it (no float noise).
+
+    Example:
+        >>> tidy(1 - 0.715)
+        0.285
+    """
+    return float(f"{value:.10g}")
+
+
 def _number(value: float, fmt: str) -> str:
     return f"{round(value):,}" if fmt == "d" else format(value, fmt)
 
@@ -135,7 +145,7 @@ def _records(board: Leaderboard) -> list[dict]:
         for key, col in keys:
             value = row[key]
             if col.kind == "number":
-                value = None if math.isnan(value) else float(value)
+                value = None if math.isnan(value) else tidy(float(value))
                 if value is not None and col.fmt == "d" and key == col.key:
                     value = round(value)  # counts stay integers
             record[key] = value

@@ -8,23 +8,39 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS
-from robustbnn.report.schema import knobs
+from robustbnn.report import names as n
+from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
+from robustbnn.report.schema import attack_tasks, setting_label
 
 __all__ = ["legend"]
 
 
 def _values(rows: pd.DataFrame, key: str) -> list[str]:
-    """The distinct values of knob ``key`` in ``rows``, numbers in numeric order."""
-    found = {knobs(s)[key] for s in dict.fromkeys(rows["setting"]) if key in knobs(s)}
-    try:
-        return sorted(found, key=float)
-    except ValueError:
-        return sorted(found)
+    """The distinct values of knob ``key`` in ``rows`` as text, numbers in numeric order."""
+    found = {v for s in rows["setting"] if (v := s.get(key)) is not None}
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found)
+    ordered = sorted(found) if numbers else sorted(found, key=str)
+    return [setting_label({key: v}).split("=", 1)[1] for v in ordered]
 
 
 def _one(values: list[str]) -> str:
+    if not values:
+        return "?"
     return values[0] if len(values) == 1 else "{" + ", ".join(values) + "}"
+
+
+def _attack_item(rows: pd.DataFrame, task: str) -> str:
+    """The legend item of an iterative attack task (PGD-EOT or a plug-in attack)."""
+    what = ("L∞ projected gradient descent with expectation over transformation (PGD-EOT, "
+            "Madry et al. 2018; Athalye et al. 2018)" if task == n.PGD
+            else f"Plug-in attack `{task}`")
+    return (f"**{task_title(task)}.** {what}: ε ∈ {{{', '.join(_values(rows, n.EPS))}}}, "
+            f"{_one(_values(rows, n.STEPS))} steps of size {_one(_values(rows, n.STEP_SIZE))}, "
+            f"{_one(_values(rows, n.RESTARTS))} restart(s), input gradients from S_attack ∈ "
+            f"{{{', '.join(_values(rows, n.S_ATTACK))}}} posterior samples, objective "
+            f"`{_one(_values(rows, n.OBJECTIVE))}`, label `{_one(_values(rows, n.LABEL))}`, "
+            f"on {_one(_values(rows, n.N))} test points. Leaderboard: accuracy at every ε "
+            "with the largest S_attack run there; every cell in `attack.md`.")
 
 
 def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
@@ -35,47 +51,49 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
         runs: The ``run.json`` payloads of the runs (their ``config`` is read).
     """
     task = results["task"]
-    datasets = sorted(set(results.loc[task.isin(["clean", "fgsm"]), "dataset"]))
+    datasets = sorted(set(results.loc[task.isin([n.CLEAN, n.FGSM]), "dataset"]))
     seeds = sorted({int(s) for s in results["seed"]})
     items = [f"**Data.** Trained and tested on `{', '.join(datasets)}`; seeds {seeds}. "
-             f"Every evaluation draws S_eval = {_one(_values(results, 'S_eval'))} fresh "
+             f"Every evaluation draws S_eval = {_one(_values(results, n.S_EVAL))} fresh "
              "posterior samples (never the attack's)."]
-    fgsm = results[task == "fgsm"]
+    fgsm = results[task == n.FGSM]
     if len(fgsm):
         items.append(
-            f"**FGSM.** Input gradients from S_attack ∈ {{{', '.join(_values(fgsm, 'S_attack'))}}}"
-            f" posterior samples; objective `{_one(_values(fgsm, 'objective'))}` (predictive = "
+            f"**FGSM.** Input gradients from S_attack ∈ {{{', '.join(_values(fgsm, n.S_ATTACK))}}}"
+            f" posterior samples; objective `{_one(_values(fgsm, n.OBJECTIVE))}` (predictive = "
             "cross-entropy of the MC predictive, expected = EOT); label "
-            f"`{_one(_values(fgsm, 'label'))}`; "
-            f"clip to [0, 1] = {_one(_values(fgsm, 'clip'))}. Leaderboard ε ∈ "
+            f"`{_one(_values(fgsm, n.LABEL))}`; "
+            f"clip to [0, 1] = {_one(_values(fgsm, n.CLIP))}. Leaderboard ε ∈ "
             f"{{{', '.join(f'{e:g}' for e in FGSM_EPS)}}}. Adversary detection: AUROC of "
             f"clean (0) vs FGSM (1) test points at ε = {DETECTION_EPS:g} with the largest "
             "S_attack, for the uncertainty measure with the best mean AUROC (named).")
-    targeted = results[task == "targeted"]
+    for name in attack_tasks(results):
+        items.append(_attack_item(results[task == name], name))
+    targeted = results[task == n.TARGETED]
     if len(targeted):
         items.append(
             f"**Targeted.** Iterative FGSM (Li & Gal 2017): step "
-            f"{_one(_values(targeted, 'step_size'))} towards class "
-            f"{_one(_values(targeted, 'target'))}, S_attack = "
-            f"{_one(_values(targeted, 'S_attack'))} (1 for deterministic models), on "
-            f"{_one(_values(targeted, 'n'))} test digits of other classes; success = the "
+            f"{_one(_values(targeted, n.STEP_SIZE))} towards class "
+            f"{_one(_values(targeted, n.TARGET))}, S_attack = "
+            f"{_one(_values(targeted, n.S_ATTACK))} (1 for deterministic models), on "
+            f"{_one(_values(targeted, n.N))} test digits of other classes; success = the "
             "fraction classified as the target (lower is better).")
-    ood = results[task == "ood"]
+    ood = results[task == n.OOD]
     if len(ood):
         sets = list(dict.fromkeys(d for d in ood["dataset"] if not d.startswith("heldout:")))
         held = list(dict.fromkeys(d for d in ood["dataset"] if d.startswith("heldout:")))
         prep = sorted({str(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
         items.append(
-            f"**OOD.** Sets {sets} ({_one(_values(ood, 'n_out'))} images each), preprocessing "
+            f"**OOD.** Sets {sets} ({_one(_values(ood, n.N_OUT))} images each), preprocessing "
             f"`{', '.join(prep)}`; OOD is the positive class; mean OOD AUROC = the mean over "
             "those sets for the uncertainty measure with the best mean (named)."
             + (f" Held-out classes {held} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
-    if (task == "cost").any():
+    if (task == n.COST).any():
         devices = sorted({str(r.get("device", "?")) for r in runs})
         items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "
                      f"`{', '.join(devices)}` (machine-dependent), and the parameter count.")
-    if (task == "fgsm_sanity").any():
+    if (task == n.FGSM_SANITY).any():
         items.append("**Sanity.** Carlini et al. (2019) checks per S_attack (README, Attacks); "
                      "the column names every failed one.")
     return items

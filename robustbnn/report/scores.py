@@ -2,7 +2,9 @@
 
 Layout: ``<run>/scores/<model>/<dataset>.npz`` with one float64 array per uncertainty measure
 (in-distribution test points first, then the OOD points) and ``is_ood`` (0/1, same length).
-Higher scores mean more uncertain, as in :mod:`robustbnn.ood.uncertainty`.
+Higher scores mean more uncertain, as in :mod:`robustbnn.ood.uncertainty`. Model and dataset
+names become file names through :func:`robustbnn.report.paths.safe_name`, so no name can
+place a file outside ``<run>/scores``.
 
 Example:
     >>> import numpy as np, tempfile
@@ -17,20 +19,25 @@ Example:
 
 from __future__ import annotations
 
-import os
-import tempfile
+import io
 from pathlib import Path
 
 import numpy as np
 
-from robustbnn.report.store import umask_mode
+from robustbnn.report.paths import child, safe_name
+from robustbnn.report.store import write_bytes_atomic
 
 __all__ = ["read_scores", "scores_path", "write_scores"]
 
 
 def scores_path(run_dir: Path, model: str, dataset: str) -> Path:
-    """Where the scores of ``model`` on OOD set ``dataset`` live (``:`` becomes ``_``)."""
-    return Path(run_dir) / "scores" / model / f"{dataset.replace(':', '_')}.npz"
+    """Where the scores of ``model`` on OOD set ``dataset`` live (``:`` becomes ``_``).
+
+    Raises:
+        UnsafeNameError: For a name that cannot become a file name inside ``run_dir/scores``.
+    """
+    folder = child(Path(run_dir) / "scores", safe_name(model), name=model)
+    return child(folder, f"{safe_name(dataset.replace(':', '_'))}.npz", name=dataset)
 
 
 def write_scores(run_dir: Path, model: str, dataset: str, scores_in: dict[str, np.ndarray],
@@ -44,19 +51,12 @@ def write_scores(run_dir: Path, model: str, dataset: str, scores_in: dict[str, n
         raise ValueError(f"in and out scores name different measures: {sorted(scores_in)} vs "
                          f"{sorted(scores_out)}")
     path = scores_path(run_dir, model, dataset)
-    path.parent.mkdir(parents=True, exist_ok=True)
     n_in, n_out = len(next(iter(scores_in.values()))), len(next(iter(scores_out.values())))
     arrays = {m: np.r_[scores_in[m], scores_out[m]].astype(np.float64) for m in scores_in}
     arrays["is_ood"] = np.r_[np.zeros(n_in, np.int8), np.ones(n_out, np.int8)]
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npz", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        umask_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_bytes_atomic(path, buffer.getvalue())
     return path
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.published import published
-from robustbnn.report.schema import Result
+from robustbnn.report.schema import Result, setting
 from robustbnn.report.store import results_frame
+
+from ._runs import pgd_rows, rows, write_run
 
 
 def test_published_numbers_map_our_names_to_the_paper() -> None:
@@ -23,7 +28,7 @@ def test_published_numbers_map_our_names_to_the_paper() -> None:
 
 def _ood(model: str, dataset: str, measure: str, metric: str, value: float,
          seed: int = 0) -> Result:
-    return Result(model, seed, "ood", dataset, "S_eval=4", measure, metric, value)
+    return Result(model, seed, "ood", dataset, setting(S_eval=4), measure, metric, value)
 
 
 def test_frame_has_mean_std_paper_and_delta() -> None:
@@ -55,14 +60,49 @@ def test_markdown_shows_paper_and_delta_beside_ours() -> None:
 def test_attack_tables_show_every_step_size_and_checkpoint() -> None:
     from robustbnn.report.attack_detail import attack_markdown
 
-    fgsm = "S_attack={s};S_eval=4;objective=predictive;label=true;clip=True"
+    def fgsm(e: float, s: int) -> dict:
+        return setting(eps=e, S_attack=s, S_eval=4, objective="predictive", label="true",
+                       clip=True)
+
     results = results_frame([
-        Result("m", 0, "fgsm", "toy", f"eps={e};" + fgsm.format(s=s), "", "accuracy", v)
+        Result("m", 0, "fgsm", "toy", fgsm(e, s), "", "accuracy", v)
         for (e, s), v in {(0.1, 1): 0.5, (0.3, 1): 0.2, (0.1, 32): 0.4, (0.3, 32): 0.1}.items()
-    ] + [Result("m", 0, "targeted", "toy", f"step={k};S_attack=1", "", "target_success", v)
+    ] + [Result("m", 0, "targeted", "toy", setting(step=k, S_attack=1), "", "target_success", v)
          for k, v in ((0, 0.0), (50, 0.25))])
     md = attack_markdown(results)
     assert "| model | S_attack=1 eps=0.1 | S_attack=1 eps=0.3 | S_attack=32 eps=0.1 |" in md
     assert "| m | 0.5000 | 0.2000 | 0.4000 | 0.1000 |" in md
     assert "| m | 0.0000 | 0.2500 |" in md
     assert attack_markdown(results[results["task"] == "ood"]) is None
+
+
+def test_attack_tables_cover_pgd_and_plugin_attacks() -> None:
+    from robustbnn.report.attack_detail import attack_markdown
+
+    results = results_frame(pgd_rows("m") + pgd_rows("m", task="square", acc={(0.05, 2): 0.7}))
+    md = attack_markdown(results)
+    assert "## PGD accuracy\n\n| model | S_attack=1 eps=0.1 | S_attack=1 eps=0.3 | " \
+           "S_attack=32 eps=0.1 | S_attack=32 eps=0.3 |\n" in md
+    assert "| m | 0.5000 | 0.2000 | 0.4000 | 0.1000 |" in md
+    assert "## PGD adversary detection AUROC" in md
+    assert "| m | max_prob | 0.6000 | 0.5700 | 0.5900 | 0.5600 |" in md  # 0.6 + acc/10 - 0.05
+    assert ("## square accuracy\n\n| model | S_attack=2 eps=0.05 |\n|---|---:|\n"
+            "| m | 0.7000 |") in md
+    assert "FGSM" not in md.split("\n## ", 1)[1]  # no FGSM rows, no FGSM table
+
+
+def test_render_draws_one_accuracy_figure_per_attack_task(tmp_path: Path) -> None:
+    from robustbnn.report.render import render
+
+    run = write_run(tmp_path / "run", rows("a") + pgd_rows("a") + pgd_rows("b")
+                    + pgd_rows("a", task="square"))
+    render([run], run)
+    figures = {p.name for p in (run / "figures").iterdir()}
+    assert {"pgd_accuracy.png", "square_accuracy.png", "fgsm_accuracy.png"} <= figures
+    board = json.loads((run / "leaderboard.json").read_text())
+    assert "pgd_accuracy_eps0.3_S32" in [c["key"] for c in board["columns"]]
+    legend = " ".join(board["legend"])
+    assert "**PGD.** L∞ projected gradient descent" in legend
+    assert "40 steps of size 0.01, 1 restart(s)" in legend and "S_attack ∈ {1, 32}" in legend
+    assert "**square.** Plug-in attack `square`" in legend
+    assert 'href="figures/pgd_accuracy.png"' in (run / "leaderboard.html").read_text()

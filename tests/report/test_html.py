@@ -13,6 +13,7 @@ import pytest
 
 from robustbnn.cli import main
 from robustbnn.models import MODELS
+from robustbnn.report.paths import safe_name
 from robustbnn.report.render import render
 
 from ._runs import rows, write_run
@@ -41,7 +42,7 @@ def test_a_plugin_name_with_script_is_escaped(script_plugin: str, tmp_path: Path
     assert "evil&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     board = json.loads((out / "leaderboard.json").read_text())
     assert [r["model"] for r in board["rows"]] == [NAME]  # the data keeps the real name
-    assert (out / "figures" / f"attack_{NAME}.png").is_file()
+    assert (out / "figures" / f"attack_{safe_name(NAME)}.png").is_file()  # a safe file name
 
 
 def test_the_page_is_self_contained(tmp_path: Path) -> None:

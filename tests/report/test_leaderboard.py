@@ -9,13 +9,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from robustbnn.cli import main
 from robustbnn.errors import ConfigError
 from robustbnn.report.leaderboard import leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.render import load_runs
-from robustbnn.report.schema import HIGHER_IS_BETTER, Result
+from robustbnn.report.schema import HIGHER_IS_BETTER, MissingKnobError, Result, setting
 from robustbnn.report.store import results_frame
 
-from ._runs import rows, write_run
+from ._runs import pgd_rows, rows, write_run
 
 MODELS = {  # distinct orders per column, so a wrong direction shows
     "a": dict(acc=0.95, nll=0.20, ece=0.09, fgsm=0.3, success=0.9, det=0.60, ood=0.70,
@@ -91,7 +92,8 @@ def test_two_runs_give_mean_and_sample_std(tmp_path: Path) -> None:
 def _with_ood(seed: int, values: dict[str, float]) -> pd.DataFrame:
     """Model ``m`` whose OOD AUROC per measure is ``values`` on both sets."""
     out = [r for r in rows("m", seed=seed) if r.task != "ood"]
-    out += [Result("m", seed, "ood", dataset, "S_eval=4;n_in=10;n_out=10", measure, "auroc", v)
+    knobs = setting(S_eval=4, n_in=10, n_out=10)
+    out += [Result("m", seed, "ood", dataset, knobs, measure, "auroc", v)
             for dataset in ("uniform", "gaussian") for measure, v in values.items()]
     return results_frame(out).assign(run=seed)
 
@@ -115,3 +117,46 @@ def test_json_and_csv_keep_numbers_as_numbers() -> None:
     assert directions["clean_nll"] is False and directions["sanity"] is None
     csv = pd.read_csv(pd.io.common.StringIO(to_csv(board)))
     assert csv["clean_accuracy"].dtype == "float64" and csv["parameters"].dtype == "int64"
+
+
+def test_pgd_columns_take_the_largest_s_attack_at_each_eps() -> None:
+    acc = {(0.1, 1): 0.5, (0.1, 32): 0.4, (0.3, 1): 0.2, (0.3, 32): 0.1, (0.2, 8): 0.3}
+    frame = results_frame(rows("a") + pgd_rows("a", acc=acc)
+                          + rows("b") + pgd_rows("b", acc={k: v / 2 for k, v in acc.items()}))
+    board = leaderboard(frame, sort="pgd_accuracy_eps0.3_S32")
+    keys = [c.key for c in board.columns]
+    pgd = ["pgd_accuracy_eps0.1_S32", "pgd_accuracy_eps0.2_S8", "pgd_accuracy_eps0.3_S32"]
+    assert keys[keys.index("fgsm_accuracy_eps0.3_S32") + 1:keys.index("targeted_success_step100")
+                ] == pgd
+    assert board.column("pgd_accuracy_eps0.3_S32").title == "PGD acc ε=0.3 S=32"
+    assert board.table.at["a", "pgd_accuracy_eps0.1_S32"] == pytest.approx(0.4)
+    assert board.table.at["b", "pgd_accuracy_eps0.3_S32"] == pytest.approx(0.05)
+    assert board.table.at["a", "pgd_accuracy_eps0.2_S8"] == pytest.approx(0.3)
+    assert list(board.table.index) == ["a", "b"]  # accuracy: higher is better
+    payload = json.loads(to_json(board, [], title="t"))
+    assert payload["rows"][0]["pgd_accuracy_eps0.3_S32"] == pytest.approx(0.1)
+    assert next(c for c in payload["columns"] if c["key"] == "pgd_accuracy_eps0.3_S32"
+                )["higher_is_better"] is True
+
+
+def test_a_plugin_attack_with_the_same_rows_gets_its_own_columns() -> None:
+    frame = results_frame(rows("a") + pgd_rows("a", task="square", acc={(0.1, 4): 0.6}))
+    board = leaderboard(frame)
+    assert board.column("square_accuracy_eps0.1_S4").title == "square acc ε=0.1 S=4"
+    assert board.table.at["a", "square_accuracy_eps0.1_S4"] == pytest.approx(0.6)
+    assert not any(c.key.startswith("pgd_") for c in board.columns)
+
+
+def test_a_renamed_knob_is_an_error_not_a_missing_column(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]):
+    renamed = [Result(r.model, r.seed, r.task, r.dataset,
+                      {("epsilon" if k == "eps" else k): v for k, v in r.setting.items()},
+                      r.measure, r.metric, r.value) if r.task == "fgsm" else r
+               for r in rows("a")]
+    with pytest.raises(MissingKnobError, match="'eps'") as err:
+        leaderboard(results_frame(renamed))
+    assert "['fgsm']" in str(err.value) and "'epsilon'" in str(err.value)
+    run = write_run(tmp_path / "run", renamed)
+    assert main(["report", str(run), "--no-figures"]) == 1
+    line = capsys.readouterr().err.strip()
+    assert "\n" not in line and "'eps'" in line and "rerun robustbnn bench" in line

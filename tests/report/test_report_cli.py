@@ -95,19 +95,28 @@ def test_several_runs_need_out(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_missing_folder_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path / "nowhere")]) == 1
     line = _error_line(capsys)
-    assert "nowhere: no results.csv here" in line and "robustbnn bench --out" in line
+    assert "nowhere: no results.jsonl here" in line and "rerun robustbnn bench" in line
 
 
-def test_corrupt_results_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corrupt_results_are_one_line_naming_line_and_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = write_run(tmp_path / "run", rows("m"))
-    text = (run / "results.csv").read_text()
-    assert ",0.9\n" in text  # clean accuracy
-    (run / "results.csv").write_text(text.replace(",0.9\n", ",not-a-number\n", 1))
+    path = run / "results.jsonl"
+    good = path.read_text().splitlines()
+    row = json.loads(good[1])
+    for field, bad in (("value", "not-a-number"), ("setting", "S_eval=4"), ("seed", 0.5)):
+        path.write_text("\n".join([good[0], json.dumps({**row, field: bad}), *good[2:]]) + "\n")
+        assert main(["report", str(run)]) == 1
+        line = _error_line(capsys)
+        assert "results.jsonl line 2 is corrupt" in line and f"'{field}'" in line, line
+        assert "rerun robustbnn bench" in line
+    path.write_text("{not json\n")
     assert main(["report", str(run)]) == 1
-    assert "results.csv is corrupt" in _error_line(capsys)
-    (run / "results.csv").write_text("model,value\nm,1\n")
+    assert "results.jsonl line 1 is corrupt" in _error_line(capsys)
+    path.unlink()  # results.csv alone is for people: the reports never parse it
     assert main(["report", str(run)]) == 1
-    assert "expected ['model', 'seed'" in _error_line(capsys)
+    line = _error_line(capsys)
+    assert "results.csv but no results.jsonl" in line and "rerun robustbnn bench" in line
 
 
 def test_missing_or_corrupt_run_json_is_one_line(tmp_path: Path,

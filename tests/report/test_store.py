@@ -1,9 +1,11 @@
-"""The results store's atomic writes: readable like an ordinary file, overwriting, no leftovers."""
+"""The results store: typed rows in results.jsonl, and atomic writes readable like any file."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +13,15 @@ import pytest
 import torch
 
 from robustbnn import cache
+from robustbnn.report.schema import Result, setting
 from robustbnn.report.scores import write_scores
-from robustbnn.report.store import write_text_atomic
+from robustbnn.report.store import (
+    RunFolderError,
+    read_results,
+    write_bytes_atomic,
+    write_results,
+    write_text_atomic,
+)
 
 
 @pytest.fixture
@@ -42,3 +51,36 @@ def test_scores_and_cache_entries_are_readable_too(tmp_path: Path, umask_022):
     entry = cache.save(tmp_path / "cache", "mlp", "k" * 16, torch.nn.Linear(2, 3), {"a": 1})
     assert mode(entry) == 0o755
     assert mode(entry / "model.safetensors") == 0o644
+
+
+def test_settings_round_trip_through_results_jsonl_with_their_types(tmp_path: Path) -> None:
+    knobs = setting(eps=0.3, S_attack=32, clip=True, objective="expected", step_size=0.01)
+    rows = [Result("m", 0, "pgd", "toy", knobs, "", "accuracy", 0.25),
+            Result("m", 0, "clean", "toy", setting(S_eval=4), "", "accuracy", 0.9)]
+    write_results(tmp_path, rows)
+    first = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    assert first["setting"] == knobs and list(first["setting"]) == list(knobs)  # nested, ordered
+    frame = read_results(tmp_path)
+    back = frame["setting"].tolist()
+    assert back == [knobs, {"S_eval": 4}]
+    assert [type(v) for v in back[0].values()] == [float, int, bool, str, float]
+    assert frame["seed"].dtype == "int64" and frame["value"].dtype == "float64"
+    csv = (tmp_path / "results.csv").read_text().splitlines()
+    assert csv[1] == "m,0,pgd,toy,eps=0.3;S_attack=32;clip=True;objective=expected;" \
+                     "step_size=0.01,,accuracy,0.25"
+
+
+def test_reading_results_needs_the_jsonl(tmp_path: Path) -> None:
+    with pytest.raises(RunFolderError, match="no results.jsonl here.*rerun robustbnn bench"):
+        read_results(tmp_path)
+    (tmp_path / "results.jsonl").write_text("")
+    with pytest.raises(RunFolderError, match="holds no results"):
+        read_results(tmp_path)
+
+
+def test_concurrent_atomic_writers_use_unique_temporary_files(tmp_path: Path) -> None:
+    target = tmp_path / "figures" / "a.png"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda i: write_bytes_atomic(target, bytes([i]) * 100_000), range(32)))
+    assert len(set(target.read_bytes())) == 1 and target.stat().st_size == 100_000
+    assert [p.name for p in target.parent.iterdir()] == ["a.png"]

@@ -1,0 +1,73 @@
+"""The names that results carry and reports depend on: tasks, metrics and setting knobs.
+
+A result row is ``(model, seed, task, dataset, setting, measure, metric, value)``; the bench
+writes these names and the reports select by them, so both import them from here rather than
+spelling string literals. Renaming one is an interface change: the reports raise
+(:func:`robustbnn.report.schema.with_knobs`) instead of silently dropping a column.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ACCURACY", "ADVERSARY_DETECTION", "AUPR_IN", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
+    "ECE", "EPS", "ERROR_DETECTION", "FGSM", "FGSM_SANITY", "FPR_AT_95_TPR", "GRADIENT_NONZERO",
+    "HELDOUT_CLEAN", "KNOBS", "L2", "LABEL", "LINF", "MEAN_UNCERTAINTY", "METRICS", "N", "NLL",
+    "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS", "S_ATTACK",
+    "SECONDS", "SECONDS_PER_1000_PREDICTIONS", "STEP", "STEPS", "STEP_SIZE", "S_EVAL", "TARGET",
+    "TARGETED", "TARGET_SUCCESS", "TASKS", "VALUE",
+]
+
+# Tasks (the ``task`` field).
+CLEAN = "clean"
+COST = "cost"
+FGSM = "fgsm"
+FGSM_SANITY = "fgsm_sanity"
+TARGETED = "targeted"
+PGD = "pgd"
+OOD = "ood"
+HELDOUT_CLEAN = "heldout_clean"
+TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN)
+
+# Metrics (the ``metric`` field).
+ACCURACY = "accuracy"
+NLL = "nll"
+ECE = "ece"
+AUROC = "auroc"
+AUPR_IN = "aupr_in"
+AUPR_OUT = "aupr_out"
+FPR_AT_95_TPR = "fpr_at_95_tpr"
+MEAN_UNCERTAINTY = "mean_uncertainty"
+ADVERSARY_DETECTION = "adversary_detection"
+ERROR_DETECTION = "error_detection"
+TARGET_SUCCESS = "target_success"
+LINF = "linf"
+L2 = "l2"
+VALUE = "value"
+PASSED = "passed"
+SECONDS_PER_1000_PREDICTIONS = "seconds_per_1000_predictions"
+PARAMETERS = "parameters"
+SECONDS = "seconds"
+METRICS = (ACCURACY, NLL, ECE, AUROC, AUPR_IN, AUPR_OUT, FPR_AT_95_TPR, MEAN_UNCERTAINTY,
+           ADVERSARY_DETECTION, ERROR_DETECTION, TARGET_SUCCESS, LINF, L2, VALUE, PASSED,
+           SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS)
+
+# The Carlini-style sanity check of FGSM (a ``measure`` of task ``fgsm_sanity``).
+GRADIENT_NONZERO = "gradient_nonzero"
+
+# Knobs (the keys of ``setting``).
+EPS = "eps"
+S_ATTACK = "S_attack"
+S_EVAL = "S_eval"
+OBJECTIVE = "objective"
+LABEL = "label"
+CLIP = "clip"
+STEP = "step"
+STEP_SIZE = "step_size"
+TARGET = "target"
+N = "n"
+N_IN = "n_in"
+N_OUT = "n_out"
+STEPS = "steps"
+RESTARTS = "restarts"
+KNOBS = (EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL, CLIP, STEP, STEP_SIZE, TARGET, N, N_IN, N_OUT,
+         STEPS, RESTARTS)
