@@ -28,7 +28,7 @@ from robustbnn.models import MODELS
 from robustbnn.report.render import render
 from robustbnn.report.schema import Result
 from robustbnn.report.scores import write_scores
-from robustbnn.report.store import write_json, write_results
+from robustbnn.report.store import remove_stale_temps, write_json, write_results
 from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
 from robustbnn.run.executors import make_executor
 from robustbnn.run.plan import Plan, build_plan, format_plan
@@ -163,6 +163,8 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
     started = dt.datetime.now(dt.timezone.utc)
     plan, store = plan_bench(cfg, opts)
     store.claim(plan.identity, overwrite=opts.overwrite)
+    if removed := remove_stale_temps(Path(opts.out_dir)):
+        log.info("removed %d temporary files of killed runs in %s", removed, opts.out_dir)
     for cell in plan.cells:  # every OOD set loads (and is verified) before any training
         if cell.task == "ood":
             ood_images(plan.spec, cell.params["set"])

@@ -11,6 +11,7 @@ import torch
 
 from robustbnn.cli import main
 from robustbnn.data import write_idx
+from robustbnn.report.store import read_results
 
 
 def _bench(tmp_path: Path, *extra: str, out: str = "out") -> int:
@@ -81,7 +82,7 @@ def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
     assert run_b["models"]["mc_dropout"]["cached"]
     assert run_a["torch"] == torch.__version__ and run_a["seed"] == 0
     assert "mlp" in (a / "leaderboard.md").read_text()
-    _check_attack_behaviour(first)
+    _check_attack_behaviour(read_results(a))
 
 
 def _check_attack_behaviour(results: pd.DataFrame) -> None:
@@ -90,9 +91,9 @@ def _check_attack_behaviour(results: pd.DataFrame) -> None:
     for model in acc["model"].unique():
         clean = acc[(acc["model"] == model) & (acc["task"] == "clean")]["value"].item()
         fgsm = acc[(acc["model"] == model) & (acc["task"] == "fgsm")]
-        knobs = fgsm["setting"].str.extract(r"eps=([\d.]+);S_attack=(\d+)").astype(float)
-        for s_attack in knobs[1].unique():
-            curve = fgsm[knobs[1] == s_attack].assign(eps=knobs[0]).sort_values("eps")
+        eps, s = (fgsm["setting"].map(lambda k, key=key: k[key]) for key in ("eps", "S_attack"))
+        for s_attack in s.unique():
+            curve = fgsm[s == s_attack].assign(eps=eps).sort_values("eps")
             values = [clean, *curve["value"]]
             assert all(b <= a for a, b in zip(values, values[1:])), (model, s_attack, values)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,7 +20,7 @@ import pandas as pd
 from robustbnn.errors import UserError
 from robustbnn.report.schema import COLUMNS, Result, setting_label
 
-__all__ = ["RunFolderError", "read_results", "results_frame", "umask_mode",
+__all__ = ["RunFolderError", "read_results", "remove_stale_temps", "results_frame", "umask_mode",
            "write_bytes_atomic", "write_json", "write_results", "write_text_atomic"]
 
 RESULTS = "results.jsonl"
@@ -47,7 +49,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_OWNER}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -56,6 +58,36 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+_OWNER = f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"  # in every temp name
+_TEMP = re.compile(r"^\..+\.(?P<host>[^.]+)-(?P<pid>\d+)\.[^.]+\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def remove_stale_temps(folder: Path) -> int:
+    """Remove temporary files that killed writers on this host left under ``folder``.
+
+    A temporary file's name carries its writer's host and process id; only files of this host
+    whose process no longer exists are removed, so a live writer (another run on the folder,
+    a Ray worker on another machine) is never disturbed. Returns how many were removed.
+    """
+    host, removed = _OWNER.rsplit("-", 1)[0], 0
+    for path in Path(folder).rglob(".*.tmp"):
+        match = _TEMP.match(path.name)
+        if match and match["host"] == host and not _alive(int(match["pid"])):
+            path.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 def write_text_atomic(path: Path, text: str) -> None:

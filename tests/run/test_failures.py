@@ -51,3 +51,25 @@ def test_a_second_configuration_is_refused_then_overwrites(
     assert seeds == {1}
     # identity.json and this run's train, clean, 2 fgsm, 2 sanity and 3 OOD cells
     assert len(list((out / "cells").glob("*.json"))) == 1 + 9
+
+
+def test_temporary_files_of_killed_writers_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from robustbnn.report import store
+
+    host = store._OWNER.rsplit("-", 1)[0]  # noqa: SLF001 - the naming this test pins
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (tmp_path / "cells").mkdir()
+    stale = tmp_path / "cells" / f".abc.json.{host}-{dead}.x1y2.tmp"
+    live = tmp_path / f".results.csv.{host}-{os.getpid()}.z9.tmp"
+    other_host = tmp_path / f".results.csv.elsewhere-{dead}.q.tmp"
+    for path in (stale, live, other_host):
+        path.write_text("partial")
+    assert store.remove_stale_temps(tmp_path) == 1
+    assert not stale.exists() and live.exists() and other_host.exists()
+    store.write_text_atomic(tmp_path / "x.txt", "ok")  # its temp name follows the pattern
+    assert (tmp_path / "x.txt").read_text() == "ok" and not list(tmp_path.glob(".x.txt.*"))

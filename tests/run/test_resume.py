@@ -43,7 +43,7 @@ def test_sigkill_at_three_random_moments_then_resume_gives_identical_results(
     assert results_bytes(out) == results_bytes(reference)
     stored = json.loads((out / "run.json").read_text())["cells"]
     assert stored["reused"] > 0 and stored["reused"] + stored["ran"] == stored["total"]
-    assert not list(out.glob("cells/*.tmp")), "temporary files of killed runs were left"
+    assert not list(out.rglob("*.tmp")), "temporary files of killed runs were left"
 
 
 def test_rerun_reuses_every_cell_and_rewrites_the_same_bytes(baseline: tuple[Path, float]
