@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import logging
 import platform
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -187,6 +188,8 @@ def assemble(plan: Plan, store: CellStore, opts: BenchOptions) -> list[Result]:
     done = store.done_ids()
     rows: list[Result] = []
     clean: dict[str, str] = {}
+    if not opts.save_scores:  # the run's own derived files: none may outlive the option
+        shutil.rmtree(Path(opts.out_dir) / "scores", ignore_errors=True)
     for cell in plan.cells:
         if cell.id not in done:
             continue

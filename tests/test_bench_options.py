@@ -45,3 +45,12 @@ def test_no_save_scores_writes_no_scores_but_the_same_results(tmp_path: Path) ->
     timing = [line for line in a if ",seconds_per_1000_predictions," in line]
     assert len(timing) == 1 and len(a) > 10
     assert [x for x in a if x not in timing] == [y for y in b if "seconds_per_1000" not in y]
+
+
+def test_no_save_scores_rerun_removes_the_runs_own_stale_scores(tmp_path: Path) -> None:
+    args = ["bench", "--suite", "smoke", "--quiet", "--models", "mlp", "--ood", "uniform",
+            "--attacks", "fgsm", "--no-cache", "--out", str(tmp_path / "run")]
+    assert main(args) == 0
+    assert (tmp_path / "run" / "scores" / "mlp" / "uniform.npz").is_file()
+    assert main([*args, "--no-save-scores"]) == 0  # same configuration: resumes, all reused
+    assert not (tmp_path / "run" / "scores").exists()
