@@ -55,7 +55,8 @@ class BenchConfig:
 SUITES: Registry[BenchConfig] = Registry("suite")
 
 # The quick training budget of the default suite: bare `robustbnn bench` took 16 min 15 s on 2
-# quiet CPU cores (2026-11-23; training 7.6 min of it, attacks and OOD the rest).
+# quiet CPU cores (2026-11-23; training 7.6 min of it, attacks and OOD the rest); on a later
+# machine with torch 2.14.1, 24.5 min (training 11.7 min), and 16.6 min with --jobs 2.
 # Paper defaults stay in each model's config; these overrides trade epochs and widths for time,
 # measured on mnist5k (seed 0-2) to keep every model at its paper-level accuracy there.
 QUICK_BUDGET = (
