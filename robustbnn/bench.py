@@ -30,6 +30,7 @@ from robustbnn.report.render import render
 from robustbnn.report.schema import Result
 from robustbnn.report.scores import write_scores
 from robustbnn.report.store import remove_stale_temps, write_json, write_results
+from robustbnn.run.cells import Cell
 from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
 from robustbnn.run.executors import make_executor
 from robustbnn.run.plan import Plan, build_plan, format_plan
@@ -170,37 +171,42 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
         if cell.task == "ood":
             ood_images(plan.spec, cell.params["set"])
     executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
-                             plugins=opts.plugins, ray_address=opts.ray_address)
+                             ray_address=opts.ray_address)
     try:
         report = run_plan(plan, executor, store, retries=opts.retries, progress=opts.progress)
     finally:
         executor.close()
     if not (report.reused or report.ran):  # nothing finished: no results, no reports
         return BenchOutcome([], report, plan)
-    rows = assemble(plan, store, opts)
-    write_run_json(plan, store, opts, report, started)
+    stored = finished_cells(plan, store)
+    rows = assemble(stored, store, opts)
+    write_run_json(plan, stored, opts, report, started)
     render([Path(opts.out_dir)], Path(opts.out_dir))
     return BenchOutcome(rows, report, plan)
 
 
-def assemble(plan: Plan, store: CellStore, opts: BenchOptions) -> list[Result]:
-    """``results.csv``/``.jsonl`` (plan order) and the per-example scores, from stored cells."""
+def finished_cells(plan: Plan, store: CellStore) -> list[tuple[Cell, dict[str, Any]]]:
+    """The plan's finished cells with their stored JSON, in plan order (each file read once)."""
     done = store.done_ids()
+    return [(cell, store.read(cell.id)) for cell in plan.cells if cell.id in done]
+
+
+def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
+             opts: BenchOptions) -> list[Result]:
+    """``results.csv``/``.jsonl`` (plan order) and the per-example scores, from stored cells."""
     rows: list[Result] = []
-    clean: dict[str, str] = {}
+    clean: dict[str, dict] = {}  # per model, the clean scores (read once)
     if not opts.save_scores:  # the run's own derived files: none may outlive the option
         shutil.rmtree(Path(opts.out_dir) / "scores", ignore_errors=True)
-    for cell in plan.cells:
-        if cell.id not in done:
-            continue
-        rows += [Result.from_json(r) for r in store.read(cell.id)["rows"]]
-        if cell.task == "clean":
-            clean[cell.model] = cell.id
+    for cell, payload in stored:
+        rows += [Result.from_json(r) for r in payload["rows"]]
         if not opts.save_scores:
             continue
-        if cell.task == "ood" and cell.model in clean:
-            write_scores(opts.out_dir, cell.model, cell.params["set"],
-                         store.arrays(clean[cell.model]), store.arrays(cell.id))
+        if cell.task == "clean":
+            clean[cell.model] = store.arrays(cell.id)
+        elif cell.task == "ood" and cell.model in clean:
+            write_scores(opts.out_dir, cell.model, cell.params["set"], clean[cell.model],
+                         store.arrays(cell.id))
         elif cell.task == "heldout":
             arrays = store.arrays(cell.id)
             split = {side: {k.split("/", 1)[1]: v for k, v in arrays.items()
@@ -217,15 +223,12 @@ def _device_name(device: str) -> str | None:
     return None
 
 
-def write_run_json(plan: Plan, store: CellStore, opts: BenchOptions, report: RunReport,
-                   started: dt.datetime) -> None:
+def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], opts: BenchOptions,
+                   report: RunReport, started: dt.datetime) -> None:
     """Provenance: versions, device, config, data, per-model fit records, what ran."""
-    cfg, done = plan.spec.cfg, store.done_ids()
+    cfg = plan.spec.cfg
     models: dict[str, dict[str, Any]] = {}
-    for cell in plan.cells:
-        if cell.id not in done:
-            continue
-        stored = store.read(cell.id)
+    for cell, stored in finished:
         entry = models.setdefault(cell.model, {"seconds": 0.0})
         if cell.task == "train" and cell.params["heldout"] is not None:
             k = heldout_name(cell.params["heldout"])

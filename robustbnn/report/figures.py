@@ -58,17 +58,23 @@ def _save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
+def _by_eps(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[float]]:
+    """Attack rows with float ``eps`` and ``S_attack`` columns, and the S_attack values present."""
+    if rows.empty:
+        return rows, []
+    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
+    return rows, sorted(rows[n.S_ATTACK].dropna().unique())
+
+
 def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
     """FGSM curves of one model against eps, S_attack columns side by side (BHN Fig. 5/7).
 
     Returns:
         The path written, or None when the results hold no FGSM rows for ``model``.
     """
-    rows = results[(results["model"] == model) & (results["task"] == n.FGSM)]
+    rows, s_values = _by_eps(results[(results["model"] == model) & (results["task"] == n.FGSM)])
     if rows.empty:
         return None
-    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
-    s_values = sorted(rows[n.S_ATTACK].dropna().unique())
     panels = [(n.ACCURACY, "accuracy"), (n.MEAN_UNCERTAINTY, "mean uncertainty"),
               (n.ADVERSARY_DETECTION, "adversary detection AUROC"),
               (n.ERROR_DETECTION, "error detection AUROC")]
@@ -155,11 +161,10 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path
     Returns:
         The path written, or None when the results hold no accuracy rows of ``task``.
     """
-    rows = results[(results["task"] == task) & (results["metric"] == n.ACCURACY)]
+    rows, s_values = _by_eps(results[(results["task"] == task)
+                                     & (results["metric"] == n.ACCURACY)])
     if rows.empty:
         return None
-    rows = with_knobs(rows, n.EPS, n.S_ATTACK)
-    s_values = sorted(rows[n.S_ATTACK].dropna().unique())
     styles = ["-", "--", ":", "-."]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))

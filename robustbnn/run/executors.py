@@ -61,23 +61,20 @@ class LocalExecutor:
 
 
 class PoolExecutor:
-    """A pool of ``jobs`` spawned worker processes.
+    """A pool of ``jobs`` spawned worker processes (each job sets up its worker's threads and
+    plug-ins itself, through :func:`setup_worker`).
 
     Args:
         jobs: Number of worker processes.
-        threads: torch threads per worker.
-        plugins: Modules each worker imports first.
     """
 
-    def __init__(self, jobs: int, threads: int | None, plugins: tuple[str, ...]) -> None:
+    def __init__(self, jobs: int) -> None:
         self.capacity = jobs
-        self._args = (threads, plugins)
         self._pool = self._new()
 
     def _new(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(max_workers=self.capacity,
-                                      mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=setup_worker, initargs=self._args)
+                                      mp_context=multiprocessing.get_context("spawn"))
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
         """Queue ``fn(job)`` on a worker; a crashed pool is replaced first."""
@@ -100,14 +97,12 @@ class RayExecutor:
     Args:
         address: ``--ray-address``; None uses ``$RAY_ADDRESS``, else starts a local Ray (or
             uses one this process already started).
-        threads: CPUs (and torch threads) per task.
-        plugins: Modules each task imports first.
+        threads: CPUs per task (the job sets the same torch thread budget).
     """
 
     capacity = 1 << 30  # Ray queues what it cannot place yet
 
-    def __init__(self, address: str | None, threads: int | None,
-                 plugins: tuple[str, ...]) -> None:
+    def __init__(self, address: str | None, threads: int | None) -> None:
         try:
             import ray
         except ImportError:
@@ -118,15 +113,14 @@ class RayExecutor:
             ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
                      include_dashboard=False, log_to_driver=True)
         self._threads = threads or 1
-        self._plugins = plugins
         self._remote = None
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
         """Submit ``fn(job)`` as a Ray task asking for ``threads`` CPUs and ``gpus`` GPUs."""
         if self._remote is None:
-            self._remote = self._ray.remote(_ray_call)
-        ref = self._remote.options(num_cpus=self._threads, num_gpus=gpus, max_retries=0).remote(
-            fn, job, self._threads, self._plugins)
+            self._remote = self._ray.remote(fn)
+        ref = self._remote.options(num_cpus=self._threads, num_gpus=gpus,
+                                   max_retries=0).remote(job)
         return ref.future()
 
     def close(self) -> None:
@@ -135,19 +129,13 @@ class RayExecutor:
             self._ray.shutdown()
 
 
-def _ray_call(fn: Callable[[Any], Any], job: Any, threads: int,
-              plugins: tuple[str, ...]) -> Any:
-    setup_worker(threads, plugins)
-    return fn(job)
-
-
-def make_executor(kind: str, *, jobs: int, threads: int | None, plugins: tuple[str, ...],
+def make_executor(kind: str, *, jobs: int, threads: int | None,
                   ray_address: str | None = None) -> LocalExecutor | PoolExecutor | RayExecutor:
     """``local`` (``jobs`` 1), a process pool (``jobs`` > 1), or ``ray``."""
     if kind == "ray":
-        return RayExecutor(ray_address, threads, plugins)
+        return RayExecutor(ray_address, threads)
     if kind != "local":
         raise ConfigError(f"unknown executor {kind!r}; known: ['local', 'ray']")
     if jobs > 1:
-        return PoolExecutor(jobs, threads, plugins)
+        return PoolExecutor(jobs)
     return LocalExecutor()

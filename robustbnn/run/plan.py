@@ -8,6 +8,7 @@ sequential schedule, and ``results.csv`` lists rows in it whatever order cells f
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from robustbnn import cache
@@ -57,8 +58,6 @@ def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
 
 def _json(params: dict[str, Any]) -> dict[str, Any]:
     """Params as plain JSON data (tuples become lists), as they are hashed and stored."""
-    import json
-
     return json.loads(canonical_json(params))
 
 

@@ -112,8 +112,14 @@ def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
     mcfg = model_config(name, spec.cfg.overrides)
     model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed, device=torch.device(spec.device),
                            cache_dir=Path(spec.cache_dir), progress=spec.progress)
+    return _remember(key, model, name)
+
+
+def _remember(key: tuple, model: BayesianModule, name: str) -> Checked:
+    """Keep the process's last ``_KEEP`` trained models, in eval mode and contract-checked."""
     model.eval()  # the harness fixes the mode once; samples do not depend on it
     _MODELS[key] = Checked(model, name)
+    _MODELS.move_to_end(key)
     while len(_MODELS) > _KEEP:
         _MODELS.popitem(last=False)
     return _MODELS[key]
@@ -126,8 +132,5 @@ def run(ctx: Context) -> CellOutcome:
     model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, seed=ctx.cfg.seed,
                                 device=ctx.device, cache_dir=Path(ctx.spec.cache_dir),
                                 progress=ctx.spec.progress)
-    model.eval()
-    _MODELS[(ctx.spec, ctx.cell.model, heldout)] = Checked(model, ctx.cell.model)
-    while len(_MODELS) > _KEEP:
-        _MODELS.popitem(last=False)
+    _remember((ctx.spec, ctx.cell.model, heldout), model, ctx.cell.model)
     return CellOutcome(info=dataclasses.asdict(record))
