@@ -1,4 +1,4 @@
-"""Command line: ``robustbnn bench | report | models | datasets``.
+"""Command line: ``robustbnn bench | report | reproduce | models | datasets``.
 
 ``main(argv) -> int`` is the only place that seeds global RNGs or picks a device.
 """
@@ -70,6 +70,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    try:
+        seeds = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        seeds = ()
+    if not seeds or any(s < 0 for s in seeds):
+        raise argparse.ArgumentTypeError(f"expected comma-separated seeds >= 0 like 0,1,2, "
+                                         f"got {text!r}")
+    return seeds
+
+
 def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -78,6 +89,36 @@ def _non_negative_int(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
     return value
+
+
+def _add_execution(parser: argparse.ArgumentParser) -> None:
+    """The options of how cells run (shared by bench and reproduce)."""
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="model cache (default: $ROBUSTBNN_CACHE, else the user cache "
+                             "folder)")
+    parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
+                        help="load and save trained models (default: on)")
+    parser.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
+                        help="download missing dataset files (needs network)")
+    grid = parser.add_argument_group("execution (none of these changes a number)")
+    grid.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
+                      help="run cells in N local worker processes (default 1: in-process)")
+    grid.add_argument("--executor", choices=["local", "ray"], default="local",
+                      help="local (default; --jobs for a process pool) or ray: each cell a Ray "
+                           "task (pip install 'robustbnn[ray]')")
+    grid.add_argument("--ray-address", metavar="ADDR",
+                      help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray)")
+    grid.add_argument("--threads", type=_positive_int, metavar="T",
+                      help="torch threads per cell (default: all cores for one job, "
+                           "cores / N with --jobs N); results can differ in the last bits "
+                           "between thread counts")
+    grid.add_argument("--retries", type=_non_negative_int, default=1, metavar="K",
+                      help="retry a failing cell K times before reporting it (default 1)")
+    grid.add_argument("--overwrite", action="store_true",
+                      help="replace the results of another run configuration in --out "
+                           "(default: refuse)")
+
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -113,15 +154,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="NAME.FIELD=VALUE",
                        help="override a model setting, e.g. mlp.epochs=10 or *.hidden=(800,800)")
-    bench.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     bench.add_argument("--out", type=Path, default=Path("reports/latest"), metavar="DIR",
                        help="output folder (default: reports/latest)")
-    bench.add_argument("--cache-dir", metavar="DIR",
-                       help="model cache (default: $ROBUSTBNN_CACHE, else the user cache folder)")
-    bench.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
-                       help="load and save trained models (default: on)")
-    bench.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
-                       help="download missing dataset files (needs network)")
     bench.add_argument("--ood", type=_split_names, metavar="A,B",
                        help="OOD sets, comma-separated (default: the suite's; see "
                             "`robustbnn datasets`)")
@@ -144,23 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plan", action="store_true",
                        help="print the run's cells, their dependencies and which are already "
                             "done in --out, and exit without running anything")
-    grid = bench.add_argument_group("execution (none of these changes a number)")
-    grid.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
-                      help="run cells in N local worker processes (default 1: in-process)")
-    grid.add_argument("--executor", choices=["local", "ray"], default="local",
-                      help="local (default; --jobs for a process pool) or ray: each cell a Ray "
-                           "task (pip install 'robustbnn[ray]')")
-    grid.add_argument("--ray-address", metavar="ADDR",
-                      help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray)")
-    grid.add_argument("--threads", type=_positive_int, metavar="T",
-                      help="torch threads per cell (default: all cores for one job, "
-                           "cores / N with --jobs N); results can differ in the last bits "
-                           "between thread counts")
-    grid.add_argument("--retries", type=_non_negative_int, default=1, metavar="K",
-                      help="retry a failing cell K times before reporting it (default 1)")
-    grid.add_argument("--overwrite", action="store_true",
-                      help="replace the results of another run configuration in --out "
-                           "(default: refuse)")
+    _add_execution(bench)
 
     report = sub.add_parser(
         "report", parents=[common], help="re-render reports from stored run folders",
@@ -182,6 +200,34 @@ def _parser() -> argparse.ArgumentParser:
                              "tolerances.json; exit 1 when a number moved beyond tolerance")
     report.add_argument("--tolerances", type=Path, metavar="FILE",
                         help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")
+
+    repro = sub.add_parser(
+        "reproduce", parents=[common], help="reproduce a published table or figure",
+        description="Run one published table or figure under its paper's protocol (each run "
+        "an ordinary bench folder, resumable) and write reports/reproductions/NAME.md with "
+        "our numbers beside the published ones; Δ only where the protocol is the paper's.")
+    repro.add_argument("name", nargs="?", metavar="NAME",
+                       help="the experiment (see --list)")
+    repro.add_argument("--list", action="store_true", help="list the experiments and exit")
+    repro.add_argument("--budget", choices=["ci", "full"], default="ci",
+                       help="ci (default): fewer epochs, same protocol, sized for a 2-core "
+                            "CPU; full: the paper's epochs and sizes (GPU-sized)")
+    repro.add_argument("--variant", default="",
+                       help="a named variant where paper and code disagree (default: the "
+                            "experiment's first; see --list)")
+    repro.add_argument("--seeds", type=_seeds, metavar="0,1,2",
+                       help="comma-separated seeds (default: the experiment's, 0,1,2)")
+    repro.add_argument("--out", type=Path, default=Path("reports/reproductions"), metavar="DIR",
+                       help="where NAME.md/.csv and figures/ go (default: "
+                            "reports/reproductions)")
+    repro.add_argument("--runs-dir", type=Path, metavar="DIR",
+                       help="where the bench run folders go (default: OUT/runs)")
+    repro.add_argument("--runs", type=_split_names, metavar="A,B",
+                       help="run only these of the experiment's runs (labels in --plan); the "
+                            "report shows the others as not run")
+    repro.add_argument("--plan", action="store_true",
+                       help="print every run's cells and which are done, and exit")
+    _add_execution(repro)
 
     sub.add_parser("models", parents=[common], help="list registered models")
     sub.add_parser("datasets", parents=[common],
@@ -215,15 +261,13 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     from robustbnn.bench import (
-        BenchOptions,
         check_overrides,
         model_config,
         print_plan,
         resolve_models,
         run_bench,
     )
-    from robustbnn.cache import resolve_cache_dir
-    from robustbnn.data import DATASETS, resolve_data_root
+    from robustbnn.data import DATASETS
 
     cfg = resolve_models(_bench_config(args))
     check_overrides(cfg, tuple(args.overrides))
@@ -234,18 +278,10 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
                                      for m in cfg.models}}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return 0
-    device = resolve_device(args.device)
     random.seed(cfg.seed)
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
-    opts = BenchOptions(
-        out_dir=args.out, suite=args.suite, device=device,
-        data_root=resolve_data_root(args.data_root),
-        cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
-        download=args.download, progress=not args.quiet and sys.stderr.isatty(),
-        save_scores=args.save_scores, executor=args.executor, jobs=args.jobs,
-        threads=args.threads, retries=args.retries, ray_address=args.ray_address,
-        plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+    opts = _bench_options(args, argv, args.out, args.suite)
     if args.plan:
         sys.stdout.write(print_plan(cfg, opts))
         return 0
@@ -261,6 +297,56 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
              f"{args.out}/ (results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, "
              "figures/)")
     return 0
+
+
+def _bench_options(args: argparse.Namespace, argv: list[str], out: Path, suite: str):  # noqa: ANN202
+    from robustbnn.bench import BenchOptions
+    from robustbnn.cache import resolve_cache_dir
+    from robustbnn.data import resolve_data_root
+
+    return BenchOptions(
+        out_dir=out, suite=suite, device=resolve_device(args.device),
+        data_root=resolve_data_root(args.data_root),
+        cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
+        download=args.download, progress=not args.quiet and sys.stderr.isatty(),
+        save_scores=getattr(args, "save_scores", True), executor=args.executor, jobs=args.jobs,
+        threads=args.threads, retries=args.retries, ray_address=args.ray_address,
+        plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+
+
+def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
+    import shlex
+
+    from robustbnn.reproduce import EXPERIMENTS, ReproduceOptions, plan_text, reproduce
+
+    if args.list:
+        for name in EXPERIMENTS.names():
+            exp = EXPERIMENTS.get(name)
+            variants = ", ".join(exp.variants)
+            sys.stdout.write(f"{name}\t{exp.reproduces}\tvariants: {variants}\t"
+                             f"needs: {exp.data}\n")
+        return 0
+    if not args.name:
+        raise ConfigError("name an experiment (robustbnn reproduce NAME); "
+                          f"known: {EXPERIMENTS.names()} (robustbnn reproduce --list)")
+    exp = EXPERIMENTS.get(args.name)
+    torch.manual_seed(0)
+    opts = ReproduceOptions(
+        budget=args.budget, variant=args.variant, seeds=args.seeds or (), out_dir=args.out,
+        runs=args.runs or (),
+        runs_dir=args.runs_dir or args.out / "runs",
+        bench=_bench_options(args, argv, args.out, f"reproduce:{exp.name}"),
+        command="robustbnn " + shlex.join(argv))
+    if args.plan:
+        sys.stdout.write(plan_text(exp, opts))
+        return 0
+    path, failures = reproduce(exp, opts)
+    for line in failures:
+        sys.stderr.write(f"robustbnn: error: {line}; rerunning the same command retries "
+                         "only what did not finish\n")
+    if not args.quiet:
+        sys.stdout.write(f"wrote {path} and {path.with_suffix('.csv')}\n")
+    return 1 if failures else 0
 
 
 def _failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcome
@@ -347,6 +433,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_bench(args, argv)
         if args.command == "report":
             return _cmd_report(args)
+        if args.command == "reproduce":
+            return _cmd_reproduce(args, argv)
         if args.command == "models":
             return _cmd_models(args)
         return _cmd_datasets(args)

@@ -29,6 +29,9 @@ class TrainConfig:
     grad_clip_norm: float = 0.0  # total-norm clipping, 0 = off; BHN Base_BHN uses 10
     grad_clip_value: float = 0.0  # elementwise clip after the norm clip, 0 = off; BHN uses 5
     val_samples: int = 20  # MC samples for the per-epoch validation accuracy [CODE BHN]
+    # Which epoch's weights are kept: "best_val" (the BHN code's best validation accuracy) or
+    # "last" (the Bayes by Backprop tutorial and Li & Gal's code, which select nothing).
+    selection: str = "best_val"
     lr_decay: float = 1.0  # lr falls by this factor over training, lr0·decay^(−e/(E−1));
     # 1 = constant (paper default); 10 = the BHN code's optional ``lr0·10^(−e/(E−1))`` [CODE]
 

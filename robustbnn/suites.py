@@ -21,6 +21,9 @@ class BenchConfig:
     overrides: tuple[str, ...] = ()
     n_train: int = 0  # 0 = the whole training split
     n_test: int = 0  # 0 = the whole test split
+    # Validation images: -1 = n_train // 5 (at least 100) when n_train is set, else all;
+    # 0 = the whole split (BHN's MNIST 5,000 selects on all 10,000); n = the first n.
+    n_val: int = -1
     s_eval: int = 100  # fresh posterior samples for every evaluation [BHN OOD: 100]
     s_attack: tuple[int, ...] = (1, 32)  # BHN Fig. 5 and Fig. 7
     eps: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)  # subset of BHN grid
@@ -36,7 +39,15 @@ class BenchConfig:
     n_targeted: int = 0  # first n test points before dropping class 0 (0 = all)
     ood: tuple[str, ...] = ("uniform", "gaussian", "glyphs")  # embedded: no download needed
     n_ood: int = 1000
+    # Per-set counts that replace n_ood, as (set, n) pairs: BHN scored 1,000 notMNIST images
+    # against 10,000 of everything else (PROTOCOLS.md §1.5), and PR(+)/PR(−) depend on it.
+    ood_counts: tuple[tuple[str, int], ...] = ()
     ood_preprocessing: str = "unit"  # "unit" = [0, 1]; "bhn_reference" = the BHN code's scales
+    # The split scored as in-distribution against every OOD set: "test", or "val" as the BHN
+    # anomaly-detection code did (its --test_eval defaults to 0) [PROTOCOLS.md §1.5].
+    ood_in_split: str = "test"
+    # Measures from robustbnn.ood.extra.EXTRA_MEASURES scored beside the six defaults.
+    extra_measures: tuple[str, ...] = ()
     # Models retrained without each held-out class (heldout:<k> in ``ood``); () = every model.
     heldout_models: tuple[str, ...] = ()
     # Attacks from robustbnn.attacks.ATTACKS: fgsm (the eps grid above, with the Carlini
@@ -50,6 +61,11 @@ class BenchConfig:
     pgd_restarts: int = 1
     pgd_objective: str = "expected"  # EOT: mean_s CE (Athalye et al. 2018)
     n_pgd: int = 500  # first n test points (0 = all)
+
+
+    def ood_count(self, name: str) -> int:
+        """How many images of OOD set ``name`` the run scores (``n_ood`` unless listed)."""
+        return dict(self.ood_counts).get(name, self.n_ood)
 
 
 SUITES: Registry[BenchConfig] = Registry("suite")

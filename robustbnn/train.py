@@ -18,6 +18,8 @@ from robustbnn.predict import sample_probs
 
 log = logging.getLogger(__name__)
 
+SELECTIONS = ("best_val", "last")
+
 
 @dataclasses.dataclass(frozen=True)
 class FitReport:
@@ -77,6 +79,12 @@ def fit(
     Raises:
         TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
     """
+    if cfg.selection not in SELECTIONS:
+        raise ConfigError(f"{name}: unknown selection {cfg.selection!r}; known: "
+                          f"{list(SELECTIONS)}")
+    if len(data.val) == 0 and cfg.selection != "last":
+        raise ConfigError(f"{name}: {data.name} has no validation split to select an epoch on; "
+                          f"set --set {name}.selection=last")
     if cfg.lr_decay <= 0:
         raise ConfigError(f"{name}: lr_decay must be > 0 (1 = constant), got {cfg.lr_decay}; "
                           f"set it with --set {name}.lr_decay=10")
@@ -116,9 +124,9 @@ def fit(
                 torch.nn.utils.clip_grad_value_(model.parameters(), cfg.grad_clip_value)
             opt.step()
         model.eval()
-        acc = _val_accuracy(model, data, val_s, name, generator)
+        acc = _val_accuracy(model, data, val_s, name, generator) if len(data.val) else -1.0
         history.append(acc)
-        if acc > best_acc:
+        if acc > best_acc or (cfg.selection == "last" and epoch == cfg.epochs):
             best_acc, best_epoch = acc, epoch
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
         bar.set_postfix(loss=f"{loss.item():.3f}", val_acc=f"{acc:.4f}", best=best_epoch)

@@ -6,6 +6,10 @@ Two objectives differ for stochastic models (PITFALLS.md §1.2), so both are nam
   with logsumexp. This is what the BHN (``FGS_eval.fgm_grad2``) and Li & Gal
   (``loading_utils.MC_dropout``) codes differentiate.
 * ``"expected"``: (1/S) sum_s CE(f_s(x), y), the EOT gradient of torchattacks/AutoAttack.
+* ``"cw"``: the Carlini–Wagner margin on logits, (1/S) sum_s [max_{j≠y} f_s(x)_j − f_s(x)_y]
+  (Carlini & Wagner 2017, arXiv:1608.04644). A softmax with a top-two logit gap above ~100
+  rounds to one-hot in float32, so the CE's gradient underflows to exactly zero; the margin
+  is linear in the logits and never saturates (PITFALLS.md §1.8).
 
 Which class the loss is about is the label policy, shared by every attack:
 
@@ -33,7 +37,7 @@ from torch import Tensor
 
 from robustbnn.types import check_sample_logits
 
-OBJECTIVES = ("predictive", "expected")
+OBJECTIVES = ("predictive", "expected", "cw")
 LABELS = ("true", "predicted")
 
 
@@ -46,7 +50,7 @@ def check_options(objective: str | None = None, label: str | None = None) -> Non
 
 
 def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum") -> Tensor:
-    """Cross-entropy of labels ``y`` (B,) under sampled ``logits`` (S, B, C).
+    """The loss of labels ``y`` (B,) under sampled ``logits`` (S, B, C): CE, or the CW margin.
 
     ``reduction="sum"`` gives a scalar; ``"none"`` gives one loss per example, shape (B,).
     """
@@ -58,6 +62,11 @@ def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum"
         flat = logits.reshape(-1, logits.shape[-1])  # (S*B, C)
         per = F.cross_entropy(flat, y.repeat(n_samples), reduction="none")  # (S*B,)
         per = per.reshape(n_samples, -1).mean(0)  # (B,)
+        return per.sum() if reduction == "sum" else per
+    if objective == "cw":
+        true = logits.gather(-1, y.expand(n_samples, -1).unsqueeze(-1)).squeeze(-1)  # (S, B)
+        others = logits.scatter(-1, y.expand(n_samples, -1).unsqueeze(-1), float("-inf"))
+        per = (others.amax(-1) - true).mean(0)  # (B,)
         return per.sum() if reduction == "sum" else per
     raise ValueError(f"unknown attack objective {objective!r}; known: {list(OBJECTIVES)}")
 

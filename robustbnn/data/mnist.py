@@ -103,6 +103,7 @@ def load_mnist(
     download: bool = False,
     checksums: Mapping[str, str] | None = None,
     val_size: int | None = None,
+    name: str = "mnist",
 ) -> DataBundle:
     """Load MNIST from ``data_root``, verifying every file's sha256 before parsing it.
 
@@ -112,7 +113,8 @@ def load_mnist(
         checksums: File name -> expected sha256; defaults to the official ones from the
             recipe. Tests pass the digests of their own small fixture files.
         val_size: Images taken from the end of the training set for validation; defaults to
-            the recipe's 10,000.
+            the recipe's 10,000; 0 leaves the validation split empty.
+        name: The bundle's name (``mnist``, or ``mnist60k`` for all 60,000 in training).
 
     Returns:
         A bundle with 50,000 train, 10,000 val and 10,000 test images (N, 1, 28, 28).
@@ -157,8 +159,29 @@ def load_mnist(
         "test": (data["test_images"], data["test_labels"]),
     }
     source = "; ".join(str(paths[role]) for role in ROLES)
-    return make_bundle("mnist", splits, num_classes=num_classes, source=source)
+    return make_bundle(name, splits, num_classes=num_classes, source=source)
 
+
+def load_mnist60k(data_root: Path, *, download: bool = False,
+                  checksums: Mapping[str, str] | None = None) -> DataBundle:
+    """All 60,000 official training images for training, no validation split, t10k for test.
+
+    The protocol of the Bayes by Backprop PyTorch tutorial (and of Li & Gal's code), which
+    select no epoch: models trained on it need ``selection="last"``.
+    """
+    return load_mnist(data_root, download=download, checksums=checksums, val_size=0,
+                      name="mnist60k")
+
+
+DATASETS.register(
+    "mnist60k",
+    DatasetSpec(
+        name="mnist60k",
+        description="MNIST, all 60k training images for training, no validation, 10k test",
+        load=load_mnist60k,
+        available=mnist_available,
+    ),
+)
 
 DATASETS.register(
     "mnist",

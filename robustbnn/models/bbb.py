@@ -46,6 +46,9 @@ class BBBConfig(MLPConfig):
     # mixture's narrow σ2. The paper's init is [NOT FOUND]. −3 fails on mnist5k (70% at 30
     # epochs: the initial noise drowns the signal); −5 needs ~2x the epochs of −6.
     rho_init: float = -6.0
+    # μ's initialisation (robustbnn.models.nets.INITS); the tutorial's is "uniform" at 0.6.
+    init: str = "torch"
+    init_scale: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,9 +129,11 @@ class BayesLinear(nn.Module):
     """A linear layer with a factorised Gaussian posterior over weight and bias."""
 
     def __init__(self, n_in: int, n_out: int, rho_init: float,
-                 generator: torch.Generator | None) -> None:
+                 generator: torch.Generator | None, mu_init: str = "torch",
+                 mu_init_scale: float = 0.0) -> None:
         super().__init__()
-        init = init_linear_(nn.Linear(n_in, n_out), generator)  # μ: default nn.Linear init
+        # μ: as a plain layer of that init (BbB tutorial: U(±0.6) for weights and biases)
+        init = init_linear_(nn.Linear(n_in, n_out), generator, mu_init, mu_init_scale)
         self.weight_mu = nn.Parameter(init.weight.detach().clone())  # (out, in)
         self.bias_mu = nn.Parameter(init.bias.detach().clone())  # (out,)
         self.weight_rho = nn.Parameter(torch.full((n_out, n_in), float(rho_init)))
@@ -168,6 +173,7 @@ class BayesByBackpropMLP(BayesianModule):
     def __init__(self, input_shape: tuple[int, ...], num_classes: int, hidden: tuple[int, ...],
                  act: str, prior: GaussianPrior | ScaleMixturePrior, *, rho_init: float = -6.0,
                  train_samples: int = 1, kl_weighting: str = "uniform",
+                 init: str = "torch", init_scale: float = 0.0,
                  generator: torch.Generator | None = None) -> None:
         super().__init__()
         if kl_weighting not in ("uniform", "blundell"):
@@ -179,7 +185,7 @@ class BayesByBackpropMLP(BayesianModule):
         self.prior, self.train_samples, self.kl_weighting = prior, train_samples, kl_weighting
         self.act = activation(act)
         sizes = [flat_features(input_shape), *hidden, num_classes]
-        self.layers = nn.ModuleList(BayesLinear(a, b, rho_init, generator)
+        self.layers = nn.ModuleList(BayesLinear(a, b, rho_init, generator, init, init_scale)
                                     for a, b in zip(sizes, sizes[1:]))
 
     def _draw(self, n_samples: int, generator: torch.Generator | None) -> list[_Draw]:
@@ -300,7 +306,8 @@ def build_bbb_gaussian(cfg: BBBGaussianConfig, input_shape: tuple[int, ...], num
     prior = GaussianPrior(math.exp(-cfg.neg_log_sigma))
     return BayesByBackpropMLP(input_shape, num_classes, cfg.hidden, cfg.activation, prior,
                               rho_init=cfg.rho_init, train_samples=cfg.train_samples,
-                              kl_weighting=cfg.kl_weighting, generator=generator)
+                              kl_weighting=cfg.kl_weighting, init=cfg.init,
+                              init_scale=cfg.init_scale, generator=generator)
 
 
 def build_bbb_mixture(cfg: BBBMixtureConfig, input_shape: tuple[int, ...], num_classes: int,
@@ -311,7 +318,8 @@ def build_bbb_mixture(cfg: BBBMixtureConfig, input_shape: tuple[int, ...], num_c
     prior = ScaleMixturePrior(cfg.pi, math.exp(-cfg.neg_log_sigma1), math.exp(-cfg.neg_log_sigma2))
     return BayesByBackpropMLP(input_shape, num_classes, cfg.hidden, cfg.activation, prior,
                               rho_init=cfg.rho_init, train_samples=cfg.train_samples,
-                              kl_weighting=cfg.kl_weighting, generator=generator)
+                              kl_weighting=cfg.kl_weighting, init=cfg.init,
+                              init_scale=cfg.init_scale, generator=generator)
 
 
 MODELS.register(

@@ -43,6 +43,10 @@ class NetConfig(MLPConfig):
     arch: str = "mlp"  # "mlp" or "cnn" (Li & Gal 2017 §5.2, Fig. 5) [CODE train_model.py]
     cnn_channels: tuple[int, ...] = (32, 32)  # 3x3 valid convs [CODE get_logit_cnn_layers]
     cnn_hidden: tuple[int, ...] = (100,)  # dense units of the CNN head [TEXT-LG §5.2]
+    # Dense-layer initialisation (robustbnn.models.nets.INITS): PyTorch's default here; the
+    # papers' code used "glorot" (Lasagne, Keras), which `robustbnn reproduce` sets.
+    init: str = "torch"
+    init_scale: float = 0.0  # the bound of init "uniform" (BbB tutorial: 0.6)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +88,8 @@ class DropoutMLP(BayesianModule):
         input_p: float = 0.0,
         mc: bool = False,
         conv: tuple[int, ...] = (),
+        init: str = "torch",
+        init_scale: float = 0.0,
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
@@ -93,7 +99,8 @@ class DropoutMLP(BayesianModule):
         self.features = ConvFeatures(input_shape, conv, act, generator) if conv else None
         n_in = flat_features(input_shape) if self.features is None else self.features.out_features
         self.head_p = p if conv else input_p  # drop rate before the first dense layer
-        self.layers = linear_stack([n_in, *hidden, num_classes], generator)
+        self.layers = linear_stack([n_in, *hidden, num_classes], generator, init=init,
+                                   scale=init_scale)
 
     def _forward(self, x: Tensor, n_samples: int, generator: torch.Generator | None,
                  stochastic: bool) -> Tensor:
@@ -155,7 +162,8 @@ def build_net(cfg: NetConfig, input_shape: tuple[int, ...], num_classes: int,
         raise ConfigError(f"unknown arch {cfg.arch!r}; known: {sorted(ARCHS)}")
     cnn = cfg.arch == "cnn"
     return cls(input_shape, num_classes, cfg.cnn_hidden if cnn else cfg.hidden, cfg.activation,
-               conv=cfg.cnn_channels if cnn else (), generator=generator, **kwargs)
+               conv=cfg.cnn_channels if cnn else (), init=cfg.init, init_scale=cfg.init_scale,
+               generator=generator, **kwargs)
 
 
 def build_mlp(cfg: MLEConfig, input_shape: tuple[int, ...], num_classes: int,

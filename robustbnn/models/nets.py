@@ -36,9 +36,43 @@ def _init_default_(layer: nn.Linear | nn.Conv2d, generator: torch.Generator | No
         nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
 
 
-def init_linear_(layer: nn.Linear, generator: torch.Generator | None) -> nn.Linear:
-    """PyTorch's default ``nn.Linear`` initialisation, drawn from ``generator``."""
-    _init_default_(layer, generator)
+# Initialisations of a dense layer, by config name [PROTOCOLS.md §1.3, §3.2, §4.4]:
+# "torch"   PyTorch's nn.Linear default: U(±1/sqrt(fan_in)) weights (kaiming a=sqrt 5) and bias;
+# "glorot"  Glorot-uniform weights U(±sqrt(6/(fan_in+fan_out))), zero bias: Lasagne's DenseLayer
+#           (the BHN code) and Keras 1's Dense (Li & Gal's code); about twice the torch bound
+#           for 784-256 layers;
+# "uniform" U(±init_scale) weights and bias: the Bayes by Backprop tutorial's μ (0.6).
+INITS = ("torch", "glorot", "uniform")
+
+
+def check_init(init: str, scale: float = 0.0) -> None:
+    """Raise ConfigError for an unknown initialisation, or "uniform" without a positive scale."""
+    if init not in INITS:
+        raise ConfigError(f"unknown init {init!r}; known: {list(INITS)}")
+    if init == "uniform" and not scale > 0:
+        raise ConfigError(f"init 'uniform' needs init_scale > 0, got {scale}; "
+                          f"set it with --set NAME.init_scale=0.6")
+
+
+@torch.no_grad()
+def init_linear_(layer: nn.Linear, generator: torch.Generator | None, init: str = "torch",
+                 scale: float = 0.0) -> nn.Linear:
+    """Initialise ``layer`` in place as :data:`INITS` names it, drawn from ``generator``.
+
+    Raises:
+        ConfigError: For an unknown ``init``, or ``"uniform"`` with ``scale <= 0``.
+    """
+    check_init(init, scale)
+    if init == "torch":
+        _init_default_(layer, generator)
+    elif init == "glorot":
+        nn.init.xavier_uniform_(layer.weight, generator=generator)
+        if layer.bias is not None:
+            layer.bias.zero_()
+    else:
+        nn.init.uniform_(layer.weight, -scale, scale, generator=generator)
+        if layer.bias is not None:
+            nn.init.uniform_(layer.bias, -scale, scale, generator=generator)
     return layer
 
 
@@ -49,11 +83,13 @@ def init_conv_(layer: nn.Conv2d, generator: torch.Generator | None) -> nn.Conv2d
 
 
 def linear_stack(
-    sizes: list[int], generator: torch.Generator | None, *, bias: bool = True
+    sizes: list[int], generator: torch.Generator | None, *, bias: bool = True,
+    init: str = "torch", scale: float = 0.0,
 ) -> nn.ModuleList:
     """Linear layers ``sizes[0] -> sizes[1] -> ... -> sizes[-1]``, initialised from ``generator``."""
     return nn.ModuleList(
-        init_linear_(nn.Linear(a, b, bias=bias), generator) for a, b in zip(sizes, sizes[1:])
+        init_linear_(nn.Linear(a, b, bias=bias), generator, init, scale)
+        for a, b in zip(sizes, sizes[1:])
     )
 
 

@@ -18,7 +18,8 @@ import pandas as pd
 
 from robustbnn.report import names as n
 from robustbnn.report.markdown import md_table
-from robustbnn.report.published import published, source
+from robustbnn.report.protocol import run_fields
+from robustbnn.report.published import differences, find
 
 __all__ = ["ood_frame", "ood_markdown"]
 
@@ -26,11 +27,52 @@ METRICS = {n.AUROC: "AUROC", n.AUPR_IN: "AUPR-in", n.AUPR_OUT: "AUPR-out"}
 TABLE3_MEASURES = {"max_prob": "VR", "mean_std": "MS", "bald": "BALD"}
 
 
-def ood_frame(results: pd.DataFrame) -> pd.DataFrame:
+def _fields(runs: list[dict] | None, run: int, model: str, knobs: dict) -> dict:
+    """A run's protocol fields for one model's row (empty when run.json lacks the configs)."""
+    if not runs or run >= len(runs):
+        return {}
+    info = runs[run]
+    model_cfg = info.get("models", {}).get(model, {}).get("config", {})
+    return run_fields(info.get("config", {}), model_cfg, knobs)
+
+
+def _published(group: pd.DataFrame, runs: list[dict] | None) -> tuple[float, str, str]:
+    """(published value, its table, what differs) for the rows of one OOD result.
+
+    What differs is empty when every run follows the published protocol; the value is NaN
+    when no paper reports this model, set, measure and metric.
+    """
+    first = group.iloc[0]
+    entries = find(first["model"], task=n.OOD, dataset=first["dataset"],
+                   measure=first["measure"], metric=first["metric"])
+    if not entries:
+        return math.nan, "", ""
+    best: tuple[int, object, dict[str, None]] | None = None
+    for entry in entries:  # BHN 4 and BHN 8 share our model name: their protocols differ
+        diffs: dict[str, None] = {}
+        for _, row in group.iterrows():
+            fields = _fields(runs, int(row["run"]), row["model"], row["setting"])
+            diffs |= dict.fromkeys(differences(entry.protocol, fields))
+        if best is None or len(diffs) < best[0]:
+            best = (len(diffs), entry, diffs)
+    _, entry, diffs = best
+    return entry.value, entry.table, "; ".join(diffs)
+
+
+def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataFrame:
     """Every OOD number averaged over runs, with the published value (percent) and delta.
 
-    Columns: ``model, dataset, measure, metric, mean, std, runs, paper, delta``; ``delta`` =
-    100 x mean − paper, in points; ``std`` is the sample std over runs (NaN for one run).
+    Columns: ``model, dataset, measure, metric, mean, std, runs, paper, table, differs,
+    delta``. ``paper`` is the published value where a paper reports this model, set, measure
+    and metric; ``delta`` = 100 x mean − paper, in points, only when the runs followed the
+    published protocol (``differs`` empty, :func:`robustbnn.report.published.differences`);
+    otherwise ``differs`` names each field that departs from it and ``delta`` is NaN.
+    ``std`` is the sample std over runs (NaN for one run).
+
+    Args:
+        results: The tidy results (column ``run`` = the run's position in ``runs``).
+        runs: Each run's ``run.json`` (bench config and model configs); without them no
+            protocol can be checked, so no delta is shown.
     """
     if "run" not in results:
         results = results.assign(run=0)
@@ -40,9 +82,13 @@ def ood_frame(results: pd.DataFrame) -> pd.DataFrame:
     grouped = per_run.groupby(level=keys, sort=False)
     frame = pd.DataFrame({"mean": grouped.mean(), "std": grouped.std(ddof=1),
                           "runs": grouped.size()}).reset_index()
-    frame["paper"] = [published(*k) for k in frame[keys].itertuples(index=False)]
-    frame["paper"] = frame["paper"].astype("float64")
-    frame["delta"] = 100 * frame["mean"] - frame["paper"]
+    papers = [_published(g, runs if runs is not None else [])
+              for _, g in ood.groupby(keys, sort=False)]
+    frame["paper"] = pd.Series([p[0] for p in papers], dtype="float64")
+    frame["table"] = [p[1] for p in papers]
+    frame["differs"] = [p[2] for p in papers]
+    same = frame["differs"] == ""
+    frame["delta"] = (100 * frame["mean"] - frame["paper"]).where(same)
     return frame
 
 
@@ -58,6 +104,8 @@ def _cell(row: pd.Series | None) -> str:
 def _paper(row: pd.Series | None) -> tuple[str, str]:
     if row is None or math.isnan(row["paper"]):
         return "–", "–"
+    if row["differs"]:  # another protocol: a reference, never a delta
+        return f"({row['paper']:.2f})", "–"
     return f"{row['paper']:.2f}", f"{row['delta']:+.2f}"
 
 
@@ -119,8 +167,10 @@ def ood_markdown(frame: pd.DataFrame) -> str:
     cells = _lookup(frame)
     out = ["# OOD detection per dataset, measure and metric\n",
            "Percent (x100), OOD = positive class; mean ± sample std over runs when several. "
-           "`paper` is the published value and Δ = ours − paper in points, where BHN reports "
-           f"the same model, set, measure and metric ({source()}).\n"]
+           "`paper` is the published value where BHN reports the same model, set, measure and "
+           "metric, and Δ = ours − paper in points, shown only where this run followed the "
+           "paper's protocol. A published value in parentheses was measured under another "
+           "protocol: it is a reference, listed below with what differs.\n"]
     if (~frame["dataset"].str.startswith("heldout:")).any():
         out.append("## OOD sets (BHN Table 2 layout), one table per uncertainty measure\n")
         for measure in dict.fromkeys(frame["measure"]):
@@ -131,4 +181,17 @@ def ood_markdown(frame: pd.DataFrame) -> str:
         for metric, title in METRICS.items():
             out.append(f"### {title}\n")
             out.append(_table3(frame, cells, models, metric))
+    out += _published_under(frame)
     return "\n".join(out)
+
+
+def _published_under(frame: pd.DataFrame) -> list[str]:
+    """The protocol differences behind every parenthesised published value, once per table."""
+    refs = frame[(frame["paper"].notna()) & (frame["differs"] != "")]
+    if refs.empty:
+        return []
+    out = ["## Published under another protocol\n"]
+    for (table, model), group in refs.groupby(["table", "model"], sort=False):
+        diffs = dict.fromkeys(d for text in group["differs"] for d in text.split("; "))
+        out.append(f"- {model}, `{table}`: " + "; ".join(diffs))
+    return [*out, ""]

@@ -137,7 +137,7 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
         keep = [f for f in _read_manifest(out_dir)
                 if f.startswith("figures/") and (out_dir / f).is_file()]
     links = [p.relative_to(out_dir).as_posix() for p in written]
-    detail = ood_frame(results)
+    detail = ood_frame(results, runs)
     details = []
     if len(detail):
         write_text_atomic(out_dir / "ood.md", ood_markdown(detail))

@@ -89,7 +89,9 @@ def _head(split: Split, n: int) -> Split:
 def prepare_data(cfg: BenchConfig, data: DataBundle, device: torch.device) -> DataBundle:
     """Subset (first n of the fixed, shuffled splits) and move to ``device``."""
     train, val, test = _head(data.train, cfg.n_train), data.val, _head(data.test, cfg.n_test)
-    if cfg.n_train:
+    if cfg.n_val > 0:
+        val = _head(val, cfg.n_val)
+    elif cfg.n_val < 0 and cfg.n_train:
         val = _head(val, max(100, cfg.n_train // 5))
     fingerprint = data.fingerprint
     if (len(train), len(val), len(test)) != (len(data.train), len(data.val), len(data.test)):
@@ -121,7 +123,7 @@ def heldout_images(spec: RunSpec, k: int) -> Tensor:
 def ood_images(spec: RunSpec, name: str) -> Tensor:
     """An OOD set as the run loads it, on the run's device (memoised per process)."""
     cfg = spec.cfg
-    x = load_ood(name, cfg.n_ood, spec.data_root, seed=cfg.seed, download=spec.download,
+    x = load_ood(name, cfg.ood_count(name), spec.data_root, seed=cfg.seed, download=spec.download,
                  preprocessing=cfg.ood_preprocessing)
     return x.to(spec.device)
 

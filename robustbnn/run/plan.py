@@ -15,7 +15,9 @@ from robustbnn import cache
 from robustbnn.attacks import ATTACKS
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.ood_sets import OOD_DATASETS
+from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
+from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.report import names as N
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
 from robustbnn.run.context import RunSpec, bench_data
@@ -96,21 +98,41 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                               N.LABEL: cfg.attack_label, N.N: cfg.n_pgd, N.S_EVAL: cfg.s_eval}
                     cells.append(Cell("attack", name, params, both,
                                       f"{attack} {name} eps={eps:g} S={s}"))
-    for ood in cfg.ood:
-        if parse_heldout(ood) is None:
-            params = {"set": ood, "n_ood": cfg.n_ood, "preprocessing": cfg.ood_preprocessing,
-                      "seed": cfg.seed, N.S_EVAL: cfg.s_eval}
-            cells.append(Cell("ood", name, params, both, f"ood {name} {ood}"))
+    sets = [ood for ood in cfg.ood if parse_heldout(ood) is None]
+    scored = both
+    if sets and cfg.ood_in_split != "test":
+        split = cfg.ood_in_split
+        params = {"split": split, N.N: len(getattr(bench_data(spec), split)),
+                  N.S_EVAL: cfg.s_eval}
+        indist = Cell("indist", name, params, (train.id,), f"in-dist {name} {split}")
+        cells.append(indist)
+        scored = (train.id, indist.id)
+    for ood in sets:
+        params = {"set": ood, "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
+                  "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split}
+        cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}"))
     return cells
+
+
+IN_SPLITS = ("test", "val")
 
 
 def check_names(spec: RunSpec) -> None:
     """Every model, attack and OOD set named by the config exists (before any work starts)."""
     cfg = spec.cfg
+    if cfg.ood_in_split not in IN_SPLITS:
+        raise ConfigError(f"ood_in_split must be one of {list(IN_SPLITS)}, got "
+                          f"{cfg.ood_in_split!r}")
+    unknown = sorted(set(dict(cfg.ood_counts)) - set(cfg.ood))
+    if unknown:
+        raise ConfigError(f"ood_counts names sets the run does not score: {unknown}; "
+                          f"its sets: {list(cfg.ood)}")
     for name in (*cfg.models, *cfg.heldout_models):
         MODELS.get(name)
     for attack in cfg.attacks:
         ATTACKS.get(attack)
+    for measure in cfg.extra_measures:
+        EXTRA_MEASURES.get(measure)
     for ood in cfg.ood:
         if parse_heldout(ood) is None:
             OOD_DATASETS.get(ood)
@@ -137,7 +159,10 @@ def build_plan(spec: RunSpec) -> Plan:
             if cfg.heldout_models and name not in cfg.heldout_models:
                 continue
             train = _train(spec, name, k)
-            cells += [train, Cell("heldout", name, {"k": k, N.S_EVAL: cfg.s_eval}, (train.id,),
+            params = {"k": k, N.S_EVAL: cfg.s_eval}
+            if cfg.ood_in_split != "test":
+                params["in_split"] = cfg.ood_in_split
+            cells += [train, Cell("heldout", name, params, (train.id,),
                                   f"heldout {name} class {k}")]
     identity = _json({"format": CELL_FORMAT, "config": dataclasses.asdict(cfg),
                       "data": data.fingerprint, "device": spec.device})

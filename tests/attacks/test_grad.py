@@ -101,3 +101,30 @@ def test_unknown_objective_raises() -> None:
     with pytest.raises(ValueError, match="unknown attack objective 'eot'"):
         mc_input_grad(linear(), torch.rand(2, *SHAPE), torch.arange(2), n_samples=1,
                       objective="eot")
+
+
+def test_cw_margin_matches_brute_force_and_sums_per_example() -> None:
+    logits, y = torch.randn(4, 3, 5), torch.tensor([0, 3, 2])
+    per = mc_loss(logits, y, "cw", reduction="none")
+    brute = torch.stack([
+        torch.stack([torch.cat([logits[s, b, :y[b]], logits[s, b, y[b] + 1:]]).max()
+                     - logits[s, b, y[b]] for b in range(3)]) for s in range(4)]).mean(0)
+    torch.testing.assert_close(per, brute)
+    torch.testing.assert_close(per.sum(), mc_loss(logits, y, "cw"))
+
+
+def test_cw_margin_keeps_a_gradient_where_the_softmax_saturates() -> None:
+    # A top-two logit gap of 200 (as a trained VHN's): float32 softmax is one-hot, so the CE's
+    # input gradient is exactly zero, while the margin's is not.
+    logits = torch.tensor([[[200.0, 0.0, 1.0]]], requires_grad=True)
+    y = torch.tensor([0])
+    (ce,) = torch.autograd.grad(mc_loss(logits, y, "predictive"), logits)
+    (cw,) = torch.autograd.grad(mc_loss(logits, y, "cw"), logits)
+    assert torch.count_nonzero(ce) == 0
+    torch.testing.assert_close(cw, torch.tensor([[[-1.0, 0.0, 1.0]]]))
+
+
+def test_cw_targeted_ascends_the_target_margin() -> None:
+    logits = torch.tensor([[[3.0, 1.0, 0.0]]])
+    value = attack_objective(logits, torch.tensor([0]), objective="cw", target=2)
+    assert value.item() == pytest.approx(0.0 - 3.0)  # z_target − max_{j≠target} z_j

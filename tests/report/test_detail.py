@@ -3,42 +3,97 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from robustbnn.report.detail import ood_frame, ood_markdown
-from robustbnn.report.published import published
+from robustbnn.report.published import find
 from robustbnn.report.schema import Result, setting
 from robustbnn.report.store import results_frame
 
 from ._runs import pgd_rows, rows, write_run
 
 
+def _value(model: str, **match: str) -> float | None:
+    found = find(model, **match)
+    return found[0].value if found else None
+
+
 def test_published_numbers_map_our_names_to_the_paper() -> None:
-    assert published("mlp", "uniform", "max_prob", "auroc") == 96.99
-    assert published("mc_dropout", "notmnist", "max_prob", "aupr_out") == 78.53
-    assert published("bhn_realnvp", "cifar10bw", "max_prob", "aupr_in") == 97.25
-    assert published("mlp", "uniform", "bald", "auroc") is None  # Table 2 is max prob only
-    assert published("mc_dropout", "heldout:4", "bald", "auroc") == 89.34
-    assert published("bhn_iaf", "heldout:9", "mean_std", "aupr_out") == 90.85  # BHN 8
-    assert published("mlp", "glyphs", "max_prob", "auroc") is None
-    assert published("bbb_gaussian", "uniform", "max_prob", "auroc") is None
+    def ood(model: str, dataset: str, measure: str, metric: str) -> float | None:
+        return _value(model, task="ood", dataset=dataset, measure=measure, metric=metric)
+
+    assert ood("mlp", "uniform", "max_prob", "auroc") == 96.99
+    assert ood("mc_dropout", "notmnist", "max_prob", "aupr_out") == 78.53
+    assert ood("bhn_realnvp", "cifar10bw", "max_prob", "aupr_in") == 97.25
+    assert ood("mlp", "uniform", "bald", "auroc") is None  # Table 2 is max prob only
+    assert ood("mc_dropout", "heldout:4", "bald", "auroc") == 89.34
+    assert [e.value for e in find("bhn_iaf", task="ood", dataset="heldout:9",
+                                  measure="mean_std", metric="aupr_out")] == [88.72, 90.85]  # BHN 4, 8
+    assert ood("mlp", "glyphs", "max_prob", "auroc") is None
+    assert ood("bbb_gaussian", "uniform", "max_prob", "auroc") is None
 
 
 def _ood(model: str, dataset: str, measure: str, metric: str, value: float,
          seed: int = 0) -> Result:
-    return Result(model, seed, "ood", dataset, setting(S_eval=4), measure, metric, value)
+    return Result(model, seed, "ood", dataset, setting(S_eval=100, n_in=10000, n_out=10000),
+                  measure, metric, value)
 
 
-def test_frame_has_mean_std_paper_and_delta() -> None:
+# run.json of a run under BHN Table 2's protocol, and of a default-suite-like one.
+TABLE2_RUN = {"config": {"dataset": "mnist", "n_train": 0, "ood_in_split": "val",
+                         "ood_preprocessing": "bhn_reference", "s_eval": 100},
+              "models": {m: {"config": {"hidden": [256, 256, 256], "activation": "gelu",
+                                        "init": "glorot"}} for m in ("mlp", "mc_dropout")}}
+OTHER_RUN = {"config": {"dataset": "mnist5k", "n_train": 0, "ood_in_split": "test",
+                        "ood_preprocessing": "unit", "s_eval": 100},
+             "models": {m: {"config": {"hidden": [400, 400], "activation": "relu",
+                                       "init": "torch"}} for m in ("mlp", "mc_dropout")}}
+
+
+def test_frame_has_mean_std_paper_and_delta_under_the_papers_protocol() -> None:
     frame = ood_frame(results_frame([
         _ood("mlp", "uniform", "max_prob", "auroc", 0.95, seed=0),
-        _ood("mlp", "uniform", "max_prob", "auroc", 0.97, seed=1)]).assign(run=[0, 1]))
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.97, seed=1)]).assign(run=[0, 1]),
+        [TABLE2_RUN, TABLE2_RUN])
     row = frame.iloc[0]
     assert row["mean"] == pytest.approx(0.96) and row["runs"] == 2
     assert row["std"] == pytest.approx(0.0141421356)
     assert row["paper"] == 96.99 and row["delta"] == pytest.approx(96.0 - 96.99)
+    assert row["differs"] == "" and row["table"] == "bhn_table2"
+
+
+def test_another_protocol_gets_the_published_value_as_a_reference_never_a_delta() -> None:
+    frame = ood_frame(results_frame([_ood("mlp", "uniform", "max_prob", "auroc", 0.95)]),
+                      [OTHER_RUN])
+    row = frame.iloc[0]
+    assert row["paper"] == 96.99 and math.isnan(row["delta"])
+    assert "bench.dataset: published mnist, this run mnist5k" in row["differs"]
+    assert "model.activation: published gelu, this run relu" in row["differs"]
+    md = ood_markdown(frame)
+    assert "| uniform | 95.00 | (96.99) | – |" in md
+    assert "## Published under another protocol" in md
+    assert "- mlp, `bhn_table2`: bench.dataset: published mnist, this run mnist5k" in md
+
+
+def test_one_run_off_protocol_removes_the_delta_of_the_mean() -> None:
+    frame = ood_frame(results_frame([
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.95, seed=0),
+        _ood("mlp", "uniform", "max_prob", "auroc", 0.97, seed=1)]).assign(run=[0, 1]),
+        [TABLE2_RUN, OTHER_RUN])
+    assert math.isnan(frame.iloc[0]["delta"])
+
+
+def test_pr_compares_only_at_the_papers_counts() -> None:
+    def pr(n_out: int) -> float:
+        row = Result("mlp", 0, "ood", "notmnist", setting(S_eval=100, n_in=10000, n_out=n_out),
+                     "max_prob", "aupr_out", 0.40)
+        return ood_frame(results_frame([row]), [TABLE2_RUN]).iloc[0]["delta"]
+
+    assert pr(1000) == pytest.approx(40.0 - 39.70)
+    assert math.isnan(pr(10000))
 
 
 def test_markdown_shows_paper_and_delta_beside_ours() -> None:
@@ -47,7 +102,7 @@ def test_markdown_shows_paper_and_delta_beside_ours() -> None:
         _ood("mlp", "glyphs", "max_prob", "auroc", 0.90),
         _ood("mlp", "uniform", "bald", "auroc", 0.93),
         _ood("mc_dropout", "heldout:4", "bald", "auroc", 0.90),
-        _ood("mc_dropout", "heldout:4", "max_prob", "aupr_in", 0.91)]))
+        _ood("mc_dropout", "heldout:4", "max_prob", "aupr_in", 0.91)]), [TABLE2_RUN])
     md = ood_markdown(frame)
     assert "| dataset | mlp AUROC | paper | Δ |" in md  # Table 2 layout, max prob
     assert "| uniform | 95.00 | 96.99 | -1.99 |" in md

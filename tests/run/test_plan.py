@@ -76,3 +76,28 @@ def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
     assert lines[-1] == "24 cells: 0 done, 24 to run"
     assert any("train mlp" in line and "todo" in line for line in lines)
     assert not out.exists()
+
+
+def test_val_in_distribution_adds_one_indist_cell_per_model_that_ood_cells_use() -> None:
+    plan = _plan(ood_in_split="val", ood=("uniform", "gaussian"),
+                 ood_counts=(("gaussian", 30),))
+    by_id = plan.by_id()
+    for model in ("mlp", "mc_dropout"):
+        indist = [c for c in plan.cells if c.task == "indist" and c.model == model]
+        assert len(indist) == 1 and indist[0].params["split"] == "val"
+        for ood in (c for c in plan.cells if c.task == "ood" and c.model == model):
+            assert indist[0].id in ood.deps
+            assert {by_id[d].task for d in ood.deps} == {"train", "indist"}
+    counts = {c.params["set"]: c.params["n_ood"] for c in plan.cells if c.task == "ood"}
+    assert counts == {"uniform": 200, "gaussian": 30}
+    assert not [c for c in _plan().cells if c.task == "indist"]
+
+
+def test_bad_in_split_and_counts_are_one_line_errors() -> None:
+    from robustbnn.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="ood_in_split must be one of \\['test', 'val'\\]"):
+        _plan(ood_in_split="train")
+    with pytest.raises(ConfigError, match="ood_counts names sets the run does not score: "
+                                          "\\['notmnist'\\]"):
+        _plan(ood_counts=(("notmnist", 1000),))

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from robustbnn.registry import Registry
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks import attack, clean, fgsm, heldout, ood, sanity, targeted, train
+from robustbnn.run.tasks import attack, clean, fgsm, heldout, indist, ood, sanity, targeted, train
 
 TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
 TASKS.register("train", train.run)
@@ -16,6 +16,7 @@ TASKS.register("fgsm", fgsm.run)
 TASKS.register("sanity", sanity.run)
 TASKS.register("targeted", targeted.run)
 TASKS.register("attack", attack.run)
+TASKS.register("indist", indist.run)
 TASKS.register("ood", ood.run)
 TASKS.register("heldout", heldout.run)
 

@@ -8,6 +8,7 @@ from torch import Tensor
 
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.ood import UNCERTAINTIES
+from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.predict import sample_probs
 from robustbnn.report import names as N
 from robustbnn.run.context import Context
@@ -18,14 +19,18 @@ RANKING = {N.AUROC: auroc, N.AUPR_IN: aupr_in, N.AUPR_OUT: aupr_out,
            N.FPR_AT_95_TPR: fpr_at_95_tpr}
 
 
-def uncertainty_scores(probs: Tensor) -> dict[str, np.ndarray]:
-    """Every registered uncertainty measure of probs (S, B, C), as float64 arrays (B,)."""
-    return {m: UNCERTAINTIES.get(m)(probs).double().cpu().numpy() for m in UNCERTAINTIES.names()}
+def uncertainty_scores(probs: Tensor, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+    """Every registered uncertainty measure of probs (S, B, C), then the ``extra`` ones
+    (:data:`robustbnn.ood.extra.EXTRA_MEASURES`), as float64 arrays (B,)."""
+    fns = {m: UNCERTAINTIES.get(m) for m in UNCERTAINTIES.names()}
+    fns |= {m: EXTRA_MEASURES.get(m) for m in extra}
+    return {m: fn(probs).double().cpu().numpy() for m, fn in fns.items()}
 
 
 def ranking_rows(ctx: Context, scores_in: dict[str, np.ndarray],
                  scores_out: dict[str, np.ndarray], *, dataset: str) -> list[dict]:
-    """OOD detection rows (OOD = positive class), every measure x ranking metric."""
+    """OOD detection rows (OOD = positive class), every measure x ranking metric, and each
+    measure's mean over the OOD set (``mean_uncertainty``)."""
     n_in, n_out = len(next(iter(scores_in.values()))), len(next(iter(scores_out.values())))
     knobs = {N.S_EVAL: ctx.cfg.s_eval, N.N_IN: n_in, N.N_OUT: n_out}
     rows = []
@@ -35,6 +40,8 @@ def ranking_rows(ctx: Context, scores_in: dict[str, np.ndarray],
         for metric, fn in RANKING.items():
             rows.append(ctx.result(N.OOD, knobs, measure, metric, fn(labels, scores),
                                    dataset=dataset))
+        rows.append(ctx.result(N.OOD, knobs, measure, N.MEAN_UNCERTAINTY,
+                               float(scores_out[measure].mean()), dataset=dataset))
     return rows
 
 

@@ -31,4 +31,4 @@ def run(ctx: Context) -> CellOutcome:
     parameters = sum(p.numel() for p in ctx.model.parameters())
     rows += [ctx.result(N.COST, knobs, "", N.SECONDS_PER_1000_PREDICTIONS, seconds),
              ctx.result(N.COST, knobs, "", N.PARAMETERS, parameters)]
-    return CellOutcome(rows=rows, arrays=uncertainty_scores(probs))
+    return CellOutcome(rows=rows, arrays=uncertainty_scores(probs, ctx.cfg.extra_measures))

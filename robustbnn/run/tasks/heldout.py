@@ -15,15 +15,21 @@ __all__ = ["run"]
 def run(ctx: Context) -> CellOutcome:
     """``heldout_clean`` accuracy on the reduced test set and ``ood`` rows for class k.
 
-    Arrays: ``in/<measure>`` and ``out/<measure>``, the per-example scores.
+    The in-distribution scores come from the reduced ``ood_in_split`` split (test, or the
+    validation split as the BHN code). Arrays: ``in/<measure>`` and ``out/<measure>``.
     """
     k = ctx.params["k"]
     ood = heldout_name(k)
+    extra = ctx.cfg.extra_measures
     probs = no_grad_probs(ctx, ctx.data.test.x, "eval", "in")
     rows = [ctx.result(N.HELDOUT_CLEAN, {N.S_EVAL: ctx.cfg.s_eval}, "", N.ACCURACY,
                        accuracy(probs.mean(0), ctx.data.test.y), dataset=ood)]
-    scores_in = uncertainty_scores(probs)
-    scores_out = uncertainty_scores(no_grad_probs(ctx, heldout_images(ctx.spec, k), "eval", "out"))
+    if ctx.cfg.ood_in_split != "test":
+        split = getattr(ctx.data, ctx.cfg.ood_in_split)
+        probs = no_grad_probs(ctx, split.x, "eval", "in", ctx.cfg.ood_in_split)
+    scores_in = uncertainty_scores(probs, extra)
+    scores_out = uncertainty_scores(no_grad_probs(ctx, heldout_images(ctx.spec, k), "eval", "out"),
+                                    extra)
     rows += ranking_rows(ctx, scores_in, scores_out, dataset=ood)
     arrays = {f"in/{m}": v for m, v in scores_in.items()}
     arrays |= {f"out/{m}": v for m, v in scores_out.items()}

@@ -1,4 +1,5 @@
-"""Task ``ood``: one OOD set scored by every uncertainty measure against the clean test scores."""
+"""Task ``ood``: one OOD set scored by every uncertainty measure against the in-distribution
+scores (the clean test scores, or the ``indist`` cell's split)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ __all__ = ["run"]
 def run(ctx: Context) -> CellOutcome:
     """Ranking rows of the set (dataset = its name); arrays = its per-example scores."""
     name = ctx.params["set"]
-    scores_out = uncertainty_scores(no_grad_probs(ctx, ood_images(ctx.spec, name), "eval"))
-    rows = ranking_rows(ctx, ctx.inputs["clean"], scores_out, dataset=name)
+    scores_out = uncertainty_scores(no_grad_probs(ctx, ood_images(ctx.spec, name), "eval"),
+                                    ctx.cfg.extra_measures)
+    scores_in = ctx.inputs["indist"] if "indist" in ctx.inputs else ctx.inputs["clean"]
+    rows = ranking_rows(ctx, scores_in, scores_out, dataset=name)
     return CellOutcome(rows=rows, arrays=scores_out)

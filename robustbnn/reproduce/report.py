@@ -1,0 +1,250 @@
+"""An experiment's report: our table beside the published one, with Δ only under its protocol.
+
+``NAME.csv`` holds one line per table cell (ours per seed, mean ± std, the published value,
+Δ, and what differs from the published protocol); ``NAME.md`` lays it out with the protocol
+that ran, the budget, seeds and wall time; ``figures/NAME_*.png`` where the paper has figures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from robustbnn.report.markdown import md_table
+from robustbnn.report.protocol import run_fields_of
+from robustbnn.report.published import differences
+from robustbnn.report.schema import Result
+from robustbnn.report.store import write_text_atomic
+from robustbnn.reproduce.experiment import Compare, Experiment
+from robustbnn.run.tasks.train import model_config
+from robustbnn.suites import BenchConfig
+
+__all__ = ["RunResults", "budget_changes", "compare_frame", "write_report"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunResults:
+    """The rows of one run and seed."""
+
+    label: str
+    seed: int
+    config: BenchConfig
+    rows: list[Result]
+
+
+def _matches(row: Result, model: str, match: dict[str, Any]) -> bool:
+    if row.model != model:
+        return False
+    for key, want in match.items():
+        if key.startswith("setting."):
+            if row.setting.get(key.split(".", 1)[1]) != want:
+                return False
+        elif getattr(row, key) != want:
+            return False
+    return True
+
+
+def _value(c: Compare, value: float) -> float:
+    if c.transform == "error":
+        value = 1.0 - value
+    return 100.0 * value if c.unit == "percent" else value
+
+
+def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> pd.DataFrame:
+    """One line per table cell: per-seed values, mean, std, published value, Δ, differences.
+
+    Δ = mean − published, only where every seed's run follows the entry's protocol
+    (``differs`` empty); elsewhere ``differs`` lists the departures and Δ is NaN.
+    """
+    lines = []
+    for c in exp.compares(variant):
+        per_seed: dict[int, float] = {}
+        diffs: dict[str, None] = {}
+        for res in results:
+            if res.label != c.run:
+                continue
+            rows = [r for r in res.rows if _matches(r, c.model, c.match)]
+            if not rows:
+                continue
+            per_seed[res.seed] = statistics.fmean(_value(c, r.value) for r in rows)
+            if c.entry is not None:
+                for r in rows:
+                    fields = run_fields_of(res.config, c.model, dict(r.setting))
+                    diffs |= dict.fromkeys(differences(c.entry.protocol, fields))
+        values = list(per_seed.values())
+        mean = statistics.fmean(values) if values else math.nan
+        std = statistics.stdev(values) if len(values) > 1 else math.nan
+        paper = c.entry.value if c.entry is not None else math.nan
+        differs = "; ".join(diffs)
+        delta = mean - paper if c.entry is not None and not differs and values else math.nan
+        lines.append({"row": c.row, "column": c.column, "run": c.run, "model": c.model,
+                      "unit": c.unit, "seeds": len(values), "mean": mean, "std": std,
+                      "paper": paper, "delta": delta, "differs": differs,
+                      **{f"seed{s}": v for s, v in sorted(per_seed.items())}})
+    return pd.DataFrame(lines)
+
+
+def budget_changes(exp: Experiment, variant: str, budget: str) -> list[str]:
+    """What the budget changes from ``full``: per run and model, each differing setting."""
+    if budget == "full":
+        return []
+    full = {r.label: r.config for r in exp.runs("full", variant)}
+    out = []
+    for run in exp.runs(budget, variant):
+        ref = full.get(run.label)
+        if ref is None:
+            out.append(f"run {run.label}: not in the full budget")
+            continue
+        a, b = dataclasses.asdict(run.config), dataclasses.asdict(ref)
+        for key in a:
+            if key not in ("overrides", "seed") and a[key] != b[key]:
+                out.append(f"run {run.label}: {key} {b[key]} → {a[key]}")
+        for model in run.config.models:
+            mine = dataclasses.asdict(model_config(model, run.config.overrides))
+            theirs = dataclasses.asdict(model_config(model, ref.overrides))
+            out += [f"run {run.label}, {model}: {k} {theirs[k]} → {mine[k]}"
+                    for k in mine if mine[k] != theirs[k]]
+    return out
+
+
+def _fmt(value: float, unit: str) -> str:
+    if math.isnan(value):
+        return "–"
+    if unit == "count":
+        return f"{value:,.0f}"
+    return f"{value:.2f}" if unit == "percent" else f"{value:.4f}"
+
+
+def _ours(line: pd.Series) -> str:
+    text = _fmt(line["mean"], line["unit"])
+    if not math.isnan(line["std"]):
+        text += f" ± {_fmt(line['std'], line['unit'])}"
+    return text
+
+
+def _protocol_lines(results: list[RunResults]) -> list[str]:
+    """What ran: each run's bench settings and model configs that define the protocol."""
+    seen: dict[str, RunResults] = {}
+    for res in results:
+        seen.setdefault(res.label, res)
+    out = []
+    keys = ("dataset", "n_train", "n_test", "s_eval", "attacks", "eps", "attack_label",
+            "attack_clip", "attack_objective", "s_attack", "ood", "ood_counts",
+            "ood_preprocessing", "ood_in_split", "extra_measures")
+    for label, res in seen.items():
+        cfg = dataclasses.asdict(res.config)
+        bench = ", ".join(f"{k}={cfg[k]}" for k in keys if cfg[k] not in ((), 0, "", None))
+        out.append(f"- run `{label}`: {bench}")
+        for model in res.config.models:
+            mcfg = dataclasses.asdict(model_config(model, res.config.overrides))
+            text = ", ".join(f"{k}={v}" for k, v in mcfg.items())
+            out.append(f"  - `{model}`: {text}")
+    return out
+
+
+def _figure(exp: Experiment, results: list[RunResults], out_dir: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    for fig_spec in exp.figures:
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        curves: dict[tuple[str, str], dict[float, list[float]]] = {}
+        for res in results:
+            for r in res.rows:
+                if (r.task != fig_spec.task or r.metric != fig_spec.metric
+                        or r.measure != fig_spec.measure or fig_spec.x not in r.setting
+                        or any(r.setting.get(k) != v for k, v in fig_spec.where.items())):
+                    continue
+                pts = curves.setdefault((res.label, r.model), {})
+                pts.setdefault(float(r.setting[fig_spec.x]), []).append(r.value)
+        for (label, model), pts in curves.items():
+            xs = sorted(pts)
+            ax.plot(xs, [statistics.fmean(pts[x]) for x in xs], marker=".",
+                    label=model if len({k[0] for k in curves}) == 1 else f"{model} ({label})")
+        ax.set_xlabel(fig_spec.x)
+        ax.set_ylabel(fig_spec.metric if not fig_spec.measure
+                      else f"{fig_spec.measure} ({fig_spec.metric})")
+        ax.set_title(fig_spec.title, fontsize=9)
+        if curves:
+            ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = out_dir / "figures" / f"{exp.name}_{fig_spec.name}.png"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp.png")
+        fig.savefig(tmp, dpi=110)
+        plt.close(fig)
+        tmp.replace(path)
+        written.append(path.relative_to(out_dir).as_posix())
+    return written
+
+
+def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any],
+                 out_dir: Path) -> Path:
+    """Write ``NAME.csv``, ``NAME.md`` and the figures; return the Markdown path."""
+    out_dir = Path(out_dir)
+    variant, budget = meta["variant"], meta["budget"]
+    frame = compare_frame(exp, variant, results)
+    csv = frame.assign(experiment=exp.name, budget=budget, variant=variant)
+    write_text_atomic(out_dir / f"{exp.name}.csv",
+                      csv.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
+    figures = _figure(exp, results, out_dir)
+    compared = frame[frame["delta"].notna()] if len(frame) else frame
+    worst = compared.loc[compared["delta"].abs().idxmax()] if len(compared) else None
+    md = [f"# {exp.title}\n",
+          f"Reproduces **{exp.reproduces}**. Budget **{budget}**, variant **{variant}** "
+          f"({exp.variants[variant]}), seeds {meta['seeds']}, device {meta['device']}, "
+          f"wall time {meta['seconds'] / 60:.1f} min.\n"]
+    if meta.get("runs") and meta["runs"] != meta.get("all_runs", meta["runs"]):
+        skipped = [r for r in meta["all_runs"] if r not in meta["runs"]]
+        md.append(f"Ran only the runs {meta['runs']}; not run: {skipped} (their cells show –).\n")
+    if meta.get("command"):
+        md.append(f"Command: `{meta['command']}`\n")
+    changes = budget_changes(exp, variant, budget)
+    if changes:
+        md.append(f"The `{budget}` budget shrinks epochs, never the protocol; against `full` it "
+                  "changes:\n")
+        md += [f"- {c}" for c in changes] + [""]
+    if exp.gpu_estimate:
+        md.append(f"`full` budget: {exp.gpu_estimate}\n")
+    md.append("## Ours beside the published numbers\n")
+    md.append("Mean ± sample std over seeds. Δ = ours − published, shown only where the run "
+              "followed the published protocol; a published value in parentheses held under "
+              "another protocol (what differs is listed below).\n")
+    rows = []
+    for _, line in frame.iterrows():
+        paper = _fmt(line["paper"], line["unit"])
+        if line["differs"] and not math.isnan(line["paper"]):
+            paper = f"({paper})"
+        delta = "–" if math.isnan(line["delta"]) else f"{line['delta']:+.2f}"
+        rows.append([line["row"], line["column"], line["model"], _ours(line), paper, delta])
+    md.append(md_table(["row", "column", "model", "ours", "published", "Δ"], rows))
+    if worst is not None:
+        md.append(f"Largest |Δ|: {worst['delta']:+.2f} ({worst['row']}, {worst['column']}); "
+                  f"{len(compared)} of {int(frame['paper'].notna().sum())} published numbers "
+                  "compared under their protocol.\n")
+    refs = frame[(frame["paper"].notna()) & (frame["differs"] != "")] if len(frame) else frame
+    if len(refs):
+        md.append("## Published under another protocol\n")
+        for (row, model), group in refs.groupby(["row", "model"], sort=False):
+            diffs = dict.fromkeys(d for text in group["differs"] for d in text.split("; "))
+            md.append(f"- {row} (`{model}`): " + "; ".join(diffs))
+        md.append("")
+    if figures:
+        md.append("## Figures\n")
+        md += [f"![{f}]({f})" for f in figures] + [""]
+    if exp.notes:
+        md.append("## Notes\n")
+        md += [f"- {n}" for n in exp.notes] + [""]
+    md.append("## Protocol that ran\n")
+    md += _protocol_lines(results) + [""]
+    path = out_dir / f"{exp.name}.md"
+    write_text_atomic(path, "\n".join(md))
+    return path
