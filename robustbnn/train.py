@@ -133,6 +133,11 @@ def fit(
     if best_state is not None:
         model.load_state_dict(best_state)
     seconds = time.perf_counter() - start
-    log.info("trained %s: %d epochs in %.1f s, best val accuracy %.4f at epoch %d",
-             name, cfg.epochs, seconds, best_acc, best_epoch)
+    if len(data.val):
+        log.info("trained %s: %d epochs in %.1f s, %s val accuracy %.4f at epoch %d", name,
+                 cfg.epochs, seconds, "kept the last;" if cfg.selection == "last" else "best",
+                 best_acc, best_epoch)
+    else:  # best_val_accuracy is -1: there was nothing to validate on
+        log.info("trained %s: %d epochs in %.1f s, kept the last (no validation split)",
+                 name, cfg.epochs, seconds)
     return FitReport(cfg.epochs, best_epoch, best_acc, seconds, tuple(history))
