@@ -234,8 +234,9 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
     if len(refs):
         md.append("## Published under another protocol\n")
         for (row, model), group in refs.groupby(["row", "model"], sort=False):
-            diffs = dict.fromkeys(d for text in group["differs"] for d in text.split("; "))
-            md.append(f"- {row} (`{model}`): " + "; ".join(diffs))
+            for differs, cells in group.groupby("differs", sort=False):
+                columns = ", ".join(cells["column"])
+                md.append(f"- {row} (`{model}`), {columns}: {differs}")
         md.append("")
     if figures:
         md.append("## Figures\n")

@@ -46,6 +46,10 @@ EXPERIMENTS.register("bbb_tutorial_noise", Experiment(
         "The tutorial's KL is a one-sample Monte Carlo estimate divided by the number of "
         "minibatches; ours is the closed-form Gaussian KL divided by the training-set size "
         "(the same objective per example in expectation).",
+        "Measured (ci = full budget, seeds 0-2): the MLP's 0.146 bits match the tutorial's "
+        "0.1446; the BNN's 0.68 ± 0.03 bits are 4.6x the MLP's but 0.32 below the tutorial's "
+        "single printed run (0.99). Not yet explained: the two KL estimators differ in "
+        "gradient variance only, and no other setting of §4.4 differs.",
     ),
     gpu_estimate="the same as ci (the tutorial's own budget), a few minutes on CPU.",
     data="MNIST (data root)",
