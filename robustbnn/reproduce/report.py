@@ -200,8 +200,10 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
     worst = compared.loc[compared["delta"].abs().idxmax()] if len(compared) else None
     md = [f"# {exp.title}\n",
           f"Reproduces **{exp.reproduces}**. Budget **{budget}**, variant **{variant}** "
-          f"({exp.variants[variant]}), seeds {meta['seeds']}, device {meta['device']}, "
-          f"wall time {meta['seconds'] / 60:.1f} min.\n"]
+          f"({exp.variants[variant]}), seeds {meta['seeds']}, device {meta['device']}; "
+          f"the cells took {meta.get('compute_seconds', 0) / 60:.1f} min when they ran "
+          f"(this invocation: {meta['seconds'] / 60:.1f} min wall, reusing finished "
+          "cells).\n"]
     if meta.get("runs") and meta["runs"] != meta.get("all_runs", meta["runs"]):
         skipped = [r for r in meta["all_runs"] if r not in meta["runs"]]
         md.append(f"Ran only the runs {meta['runs']}; not run: {skipped} (their cells show –).\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import logging
 import sys
 import time
@@ -75,6 +76,21 @@ def selected_runs(exp: Experiment, opts: ReproduceOptions, variant: str) -> tupl
     return tuple(r for r in runs if not opts.runs or r.label in opts.runs)
 
 
+def _cell_seconds(folder: Path) -> float:
+    """The seconds its cells took when they ran (the same after a resume), from run.json;
+    a model loaded from the cache counts the training recorded with it."""
+    try:
+        run = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0.0
+    total = 0.0
+    for model in run.get("models", {}).values():
+        total += model.get("seconds", 0.0)
+        if model.get("cached") and model.get("fit"):  # trained earlier: count its training
+            total += model["fit"].get("seconds", 0.0)
+    return total
+
+
 def run_folder(exp: Experiment, opts: ReproduceOptions, variant: str, run: Run,
                seed: int) -> Path:
     """The bench folder of one run and seed."""
@@ -117,6 +133,7 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
     t0 = time.perf_counter()
     results: list[RunResults] = []
     failures: list[str] = []
+    compute = 0.0
     total = len(runs) * len(seeds)
     for i, (run, seed) in enumerate(((r, s) for r in runs for s in seeds), 1):
         cfg = dataclasses.replace(run.config, seed=seed)
@@ -127,9 +144,11 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
         failures += [f"{run.label} seed {seed}: cell '{labels[k]}' failed ({e})"
                      for k, e in outcome.report.failed.items()]
         results.append(RunResults(run.label, seed, cfg, outcome.rows))
+        compute += _cell_seconds(run_folder(exp, opts, variant, run, seed))
     seconds = time.perf_counter() - t0
     meta: dict[str, Any] = {"budget": opts.budget, "variant": variant, "seeds": list(seeds),
-                            "seconds": seconds, "started": started.isoformat(),
+                            "seconds": seconds, "compute_seconds": compute,
+                            "started": started.isoformat(),
                             "command": opts.command, "device": opts.bench.device.type,
                             "runs": [r.label for r in runs],
                             "all_runs": [r.label for r in exp.runs(opts.budget, variant)]}
