@@ -123,7 +123,7 @@ def load_mnist(
         DataError: If files are missing (and ``download`` is False), the download fails, a
             checksum does not match, or a file is not a valid IDX file of the right shape.
     """
-    recipe = load_recipe("mnist")
+    recipe = load_recipe(name)
     checksums = default_checksums(recipe) if checksums is None else checksums
     val_size = int(recipe["splits"]["val_size"]) if val_size is None else val_size
     paths = find_mnist(data_root, recipe)
@@ -169,19 +169,8 @@ def load_mnist60k(data_root: Path, *, download: bool = False,
     The protocol of the Bayes by Backprop PyTorch tutorial (and of Li & Gal's code), which
     select no epoch: models trained on it need ``selection="last"``.
     """
-    return load_mnist(data_root, download=download, checksums=checksums, val_size=0,
-                      name="mnist60k")
+    return load_mnist(data_root, download=download, checksums=checksums, name="mnist60k")
 
-
-DATASETS.register(
-    "mnist60k",
-    DatasetSpec(
-        name="mnist60k",
-        description="MNIST, all 60k training images for training, no validation, 10k test",
-        load=load_mnist60k,
-        available=mnist_available,
-    ),
-)
 
 DATASETS.register(
     "mnist",
@@ -189,6 +178,16 @@ DATASETS.register(
         name="mnist",
         description="MNIST digits from the official IDX files: 50k train / 10k val / 10k test",
         load=load_mnist,
+        available=mnist_available,
+    ),
+)
+
+DATASETS.register(
+    "mnist60k",
+    DatasetSpec(
+        name="mnist60k",
+        description="MNIST, all 60k training images for training, no validation, 10k test",
+        load=load_mnist60k,
         available=mnist_available,
     ),
 )

@@ -10,7 +10,7 @@ from robustbnn.errors import UnknownNameError
 
 
 def test_names():
-    assert DATASETS.names() == ["mnist", "mnist5k"]
+    assert DATASETS.names() == ["mnist", "mnist60k", "mnist5k"]  # registration order
     for name in DATASETS.names():
         spec = DATASETS.get(name)
         assert spec.name == name and spec.description
@@ -20,7 +20,7 @@ def test_names():
 def test_unknown_dataset_lists_known_names():
     with pytest.raises(UnknownNameError) as info:
         load_dataset("cifar100")
-    assert str(info.value) == "unknown dataset 'cifar100'; known: ['mnist', 'mnist5k']"
+    assert str(info.value) == "unknown dataset 'cifar100'; known: ['mnist', 'mnist5k', 'mnist60k']"
     assert isinstance(info.value, KeyError)
 
 
