@@ -42,12 +42,12 @@ from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
 from robustbnn.report.store import write_bytes_atomic  # noqa: E402
 
 __all__ = ["attack_accuracy_figure", "attack_figure", "fgsm_overview", "ood_figure",
-           "targeted_figure", "write_figures"]
+           "save_figure", "targeted_figure", "write_figures"]
 
 METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def save_figure(fig: plt.Figure, path: Path) -> Path:
     """Write atomically: a partial PNG never replaces a good one."""
     buffer = io.BytesIO()
     try:
@@ -99,7 +99,7 @@ def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
             if metric != n.ACCURACY and not sel.empty and col == len(s_values) - 1:
                 ax.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
@@ -128,7 +128,7 @@ def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | Non
             ax.legend(fontsize=7)
     fig.suptitle(f"{model}: targeted iterative FGSM")
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
@@ -150,7 +150,7 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     axes[0][0].set_ylabel("accuracy")
     axes[0][-1].legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path | None:
@@ -182,7 +182,7 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path
     ax.set_title(f"{task.upper() if task == n.PGD else task} accuracy under attack")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> Path | None:
@@ -221,7 +221,7 @@ def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> 
     roc.set_title(f"{model}: ROC, best measure per OOD set")
     roc.legend(fontsize=7)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _named(folder: Path, prefix: str, name: str) -> Path:

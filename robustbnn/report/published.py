@@ -85,9 +85,11 @@ def tables() -> dict[str, Table]:
     """Every published table, by name."""
     out = {}
     for name, t in _data()["tables"].items():
+        shared = t.get("protocol", {})  # the fields every entry of the table holds under
         entries = tuple(
             Entry(name, e["row"], e["column"], tuple(t["models"].get(e["row"], ())),
-                  e["match"], float(e["value"]), e["protocol"], e.get("transform", ""))
+                  e["match"], float(e["value"]), {**shared, **e.get("protocol", {})},
+                  e.get("transform", ""))
             for e in t["entries"])
         out[name] = Table(name, t["title"], t["source"], t["unit"], t.get("note", ""), entries)
     return out

@@ -73,8 +73,9 @@ def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> p
                 continue
             per_seed[res.seed] = statistics.fmean(_value(c, r.value) for r in rows)
             if c.entry is not None:
+                base = run_fields_of(res.config, c.model)  # the run's fields, once per cell
                 for r in rows:
-                    fields = run_fields_of(res.config, c.model, dict(r.setting))
+                    fields = base | {f"setting.{k}": v for k, v in r.setting.items()}
                     diffs |= dict.fromkeys(differences(c.entry.protocol, fields))
         values = list(per_seed.values())
         mean = statistics.fmean(values) if values else math.nan
@@ -148,10 +149,9 @@ def _protocol_lines(results: list[RunResults]) -> list[str]:
 
 
 def _figure(exp: Experiment, results: list[RunResults], out_dir: Path) -> list[str]:
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from robustbnn.report.figures import save_figure  # sets the Agg backend first
 
     written = []
     for fig_spec in exp.figures:
@@ -176,12 +176,7 @@ def _figure(exp: Experiment, results: list[RunResults], out_dir: Path) -> list[s
         if curves:
             ax.legend(fontsize=7)
         fig.tight_layout()
-        path = out_dir / "figures" / f"{exp.name}_{fig_spec.name}.png"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.png")
-        fig.savefig(tmp, dpi=110)
-        plt.close(fig)
-        tmp.replace(path)
+        path = save_figure(fig, out_dir / "figures" / f"{exp.name}_{fig_spec.name}.png")
         written.append(path.relative_to(out_dir).as_posix())
     return written
 
