@@ -1,4 +1,11 @@
-"""Monte Carlo prediction in memory-bounded chunks, with the contract checked at the boundary."""
+"""Monte Carlo prediction in memory-bounded chunks, with the contract checked at the boundary.
+
+One option bounds the memory of every Monte Carlo pass: ``memory_mb`` (the bench's
+``--memory-mb``, ``BenchConfig.memory_mb``). :func:`chunk_rows` turns it into a number of
+(sample, example) rows per ``sample_logits`` call from the model's widest layer; evaluation
+chunks over examples and, when even one example's S samples exceed it, over samples too;
+attacks chunk their examples with the larger per-row cost of autograd's saved tensors.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,41 @@ from torch import Tensor
 
 from robustbnn.types import check_sample_logits
 
-ROWS_PER_CHUNK = 50_000  # S x B rows per forward pass; bounds activation memory
+DEFAULT_MEMORY_MB = 1024
+# Activations of the widest layer alive per (sample, example) row at once: without autograd
+# the layer's input, its output and a mask or noise tensor, with room to spare; with autograd
+# every layer keeps its input, mask and output for the backward pass.
+LIVE_WIDTHS = 6
+LIVE_WIDTHS_GRAD = 16
+_FALLBACK_WIDTH = 1024  # for a model without a 2-D parameter
+
+
+def row_width(model: torch.nn.Module) -> int:
+    """The widest layer of ``model``: the largest dimension of its 2-D parameters.
+
+    An upper bound on the floats one (sample, example) row of an activation holds (the
+    input dimension of the first layer is counted although it is shared by all samples).
+    """
+    dims = [max(p.shape) for p in model.parameters() if p.dim() == 2]
+    return max(dims, default=_FALLBACK_WIDTH)
+
+
+def chunk_rows(model: torch.nn.Module, memory_mb: float = DEFAULT_MEMORY_MB, *,
+               grad: bool = False) -> int:
+    """(Sample, example) rows per ``sample_logits`` call that fit in ``memory_mb`` MiB.
+
+    Args:
+        model: A registry model.
+        memory_mb: The budget, in MiB.
+        grad: The call is differentiated (an attack), so autograd keeps activations alive.
+
+    Raises:
+        ValueError: When ``memory_mb`` is not positive.
+    """
+    if not memory_mb > 0:
+        raise ValueError(f"memory budget must be > 0 MiB, got {memory_mb}")
+    live = LIVE_WIDTHS_GRAD if grad else LIVE_WIDTHS
+    return max(1, int(memory_mb * 2**20) // (4 * live * row_width(model)))
 
 
 def sample_probs(
@@ -17,9 +58,12 @@ def sample_probs(
     *,
     generator: torch.Generator | None = None,
     name: str = "model",
-    rows_per_chunk: int = ROWS_PER_CHUNK,
+    memory_mb: float = DEFAULT_MEMORY_MB,
 ) -> Tensor:
     """Softmax outputs of ``n_samples`` posterior samples, without gradients.
+
+    Examples are taken ``chunk_rows // n_samples`` at a time; when a single example's samples
+    exceed :func:`chunk_rows`, its samples are drawn in chunks of that many.
 
     Args:
         model: A registry model (``sample_logits`` contract).
@@ -27,17 +71,23 @@ def sample_probs(
         n_samples: S.
         generator: Source of the posterior samples.
         name: The model's name, for contract errors.
-        rows_per_chunk: Upper bound on S x B per forward pass.
+        memory_mb: The memory budget of one ``sample_logits`` call, in MiB.
 
     Returns:
         Probabilities, shape (S, N, C).
     """
-    batch = max(1, rows_per_chunk // max(1, n_samples))
+    rows = chunk_rows(model, memory_mb)
+    batch = max(1, rows // max(1, n_samples))
+    per_call = min(n_samples, rows)
     out = []
     with torch.no_grad():
         for start in range(0, x.shape[0], batch):
             xb = x[start : start + batch]
-            logits = model.sample_logits(xb, n_samples, generator=generator)
-            check_sample_logits(logits, n_samples, xb, model.num_classes, name)
-            out.append(torch.softmax(logits.float(), dim=-1))
-    return torch.cat(out, dim=1)
+            parts = []
+            for done in range(0, n_samples, per_call):
+                s = min(per_call, n_samples - done)
+                logits = model.sample_logits(xb, s, generator=generator)
+                check_sample_logits(logits, s, xb, model.num_classes, name)
+                parts.append(torch.softmax(logits.float(), dim=-1))
+            out.append(parts[0] if len(parts) == 1 else torch.cat(parts))
+    return out[0] if len(out) == 1 else torch.cat(out, dim=1)

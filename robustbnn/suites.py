@@ -25,6 +25,10 @@ class BenchConfig:
     # 0 = the whole split (BHN's MNIST 5,000 selects on all 10,000); n = the first n.
     n_val: int = -1
     s_eval: int = 100  # fresh posterior samples for every evaluation [BHN OOD: 100]
+    # Memory budget (MiB) of one Monte Carlo pass, evaluation or attack gradient: the rows
+    # per sample_logits call (robustbnn.predict.chunk_rows). It decides which draws serve
+    # which examples, so results agree across budgets within Monte Carlo error.
+    memory_mb: int = 1024
     s_attack: tuple[int, ...] = (1, 32)  # BHN Fig. 5 and Fig. 7
     eps: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)  # subset of BHN grid
     attack_objective: str = "predictive"  # CE of the MC predictive, as both papers

@@ -42,7 +42,7 @@ from torch import Tensor
 
 from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
 from robustbnn.ood import UNCERTAINTIES
-from robustbnn.predict import sample_probs
+from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
 
 __all__ = ["TargetedIFGSM", "exclude_target", "targeted_curve"]
 
@@ -155,6 +155,7 @@ def targeted_curve(
     name: str = "model",
     target: Tensor | int | None = None,
     rows_per_chunk: int = ROWS_PER_CHUNK,
+    memory_mb: float = DEFAULT_MEMORY_MB,
 ) -> list[dict[str, float]]:
     """Run ``attack`` and evaluate every checkpoint with fresh samples (Li & Gal Fig. 7).
 
@@ -173,6 +174,7 @@ def targeted_curve(
         name: Model name for contract errors.
         target: Target class, shape (B,) or one int; ``None`` = ``attack.target_class``.
         rows_per_chunk: Bound on S_attack x B per gradient pass.
+        memory_mb: Memory budget of each evaluation (:func:`robustbnn.predict.sample_probs`).
 
     Returns:
         One dict per checkpoint, in step order: ``step``; ``accuracy`` (argmax p̄ = y);
@@ -187,7 +189,8 @@ def targeted_curve(
         xb, yb, tb = (t[start : start + batch] for t in (x, y, target))
         for step, x_adv in attack.iterate(model, xb, yb, target=tb, generator=attack_generator,
                                           name=name):
-            probs = sample_probs(model, x_adv, s_eval, generator=eval_generator, name=name)
+            probs = sample_probs(model, x_adv, s_eval, generator=eval_generator, name=name,
+                                 memory_mb=memory_mb)
             pred = probs.mean(0).argmax(-1)  # (B,)
             delta = (x_adv - xb).flatten(1)  # (B, D)
             cols = {"accuracy": (pred == yb).double(), "target_success": (pred == tb).double()}

@@ -19,6 +19,8 @@ import math
 import torch
 from torch import Tensor, nn
 
+from robustbnn.models._blocks import sample_blocks
+from robustbnn.models._local_reparam import draw_outputs, is_local
 from robustbnn.models.base import BayesianModule
 from robustbnn.models.nets import activation
 
@@ -59,33 +61,62 @@ class MatrixNormalMLP(BayesianModule):
         act: Hidden nonlinearity (a name in ``nets.ACTIVATIONS``).
         kl_weight: λ.
         train_samples: S in the training loss.
+        local_reparam: Which layers :meth:`sample_logits` asks for each example's own draw of
+            their outputs (``layer(h, S, generator, local=True)``): ``"none"``, ``"first"``
+            or ``"all"`` (:mod:`robustbnn.models._local_reparam`); the loss never does.
     """
 
     def __init__(self, layers: nn.ModuleList, num_classes: int, act: str, *,
-                 kl_weight: float, train_samples: int) -> None:
+                 kl_weight: float, train_samples: int, local_reparam: str = "none") -> None:
         super().__init__()
+        self.local_reparam = local_reparam
         self.num_classes = num_classes
         self.layers = layers
         self.act = activation(act)
         self.kl_weight, self.train_samples = kl_weight, train_samples
 
-    def _forward(self, x: Tensor, n_samples: int,
-                 generator: torch.Generator | None) -> tuple[Tensor, Tensor]:
+    def _forward(self, x: Tensor, n_samples: int, generator: torch.Generator | None,
+                 local_reparam: str = "none") -> tuple[Tensor, Tensor]:
         h = x.flatten(1)  # (B, D): the first layer's deterministic work is shared over S
         kl = x.new_zeros(())
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            h, layer_kl = layer(h, n_samples, generator)  # (S, B, out)
+            local = is_local(local_reparam, shared_input=h.dim() == 2)
+            h, layer_kl = layer(h, n_samples, generator, local=local)  # (S, B, out)
             kl = kl + layer_kl.mean()
             if i < last:
                 h = self.act(h)
         return h, kl  # (S, B, C), scalar
 
+    def _local(self, layer: nn.Module, shared_input: bool) -> bool:
+        return getattr(layer, "always_local", False) or is_local(self.local_reparam,
+                                                                 shared_input)
+
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
-        """Logits of ``n_samples`` weight draws, shape (S, B, C)."""
-        return self._forward(x, n_samples, generator)[0]
+        """Logits of ``n_samples`` posterior samples, shape (S, B, C).
+
+        A first layer that samples its outputs computes their moments once for all samples;
+        the samples then go through the rest in cache-sized blocks
+        (:func:`~robustbnn.models._blocks.sample_blocks`), without the KL terms.
+        """
+        h = x.flatten(1)  # (B, D)
+        first, last = self.layers[0], len(self.layers) - 1
+        shared = first.moments(h) if self._local(first, shared_input=True) else None
+        blocks = []
+        width = max(layer.mean.shape[-1] for layer in self.layers)
+        for s in sample_blocks(n_samples, h.shape[0], width, h.device):
+            out = draw_outputs(*shared, s, generator) if shared else first(h, s, generator)[0]
+            for i in range(1, last + 1):
+                layer = self.layers[i]
+                out = self.act(out)
+                if self._local(layer, shared_input=False):
+                    out = draw_outputs(*layer.moments(out), s, generator)
+                else:
+                    out = layer(out, s, generator)[0]
+            blocks.append(out)
+        return blocks[0] if len(blocks) == 1 else torch.cat(blocks)
 
     def loss(
         self,

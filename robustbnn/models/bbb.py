@@ -28,11 +28,14 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from robustbnn.errors import ConfigError
+from robustbnn.models._local_reparam import check_local_reparam, draw_outputs, is_local
 from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features, init_linear_
 
-MAX_SAMPLE_FLOATS = 50_000_000  # weights drawn per chunk of samples in sample_logits (~200 MB)
+# Weight draws made at a time in sample_logits: a few draws of a 784-400-400-10 net stay in
+# cache; all 100 at once (190 MB) made the batched path slower than a loop over samples.
+SAMPLES_PER_DRAW = 8
 _LOG_2PI = math.log(2 * math.pi)
 
 
@@ -49,6 +52,11 @@ class BBBConfig(MLPConfig):
     # μ's initialisation (robustbnn.models.nets.INITS); the tutorial's is "uniform" at 0.6.
     init: str = "torch"
     init_scale: float = 0.0
+    # Prediction and attacks only (training draws weights): "none" draws weights shared by
+    # the batch, "first" samples the first layer's outputs N(xμ, x²σ²) once per example and
+    # draws the later layers' weights, "all" samples every layer's outputs (Kingma et al.
+    # 2015; robustbnn.models._local_reparam). Exact for every example's predictive.
+    local_reparam: str = "first"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,15 +175,19 @@ class BayesByBackpropMLP(BayesianModule):
         rho_init: Initial ρ of every weight (σ = softplus(ρ)).
         train_samples: Weight draws per training step.
         kl_weighting: "uniform" or "blundell" (eq. 9).
+        local_reparam: Where :meth:`sample_logits` samples outputs instead of weights
+            (``"none"``, ``"first"`` or ``"all"``, see :mod:`robustbnn.models._local_reparam`).
         generator: Source of the initial μ.
     """
 
     def __init__(self, input_shape: tuple[int, ...], num_classes: int, hidden: tuple[int, ...],
                  act: str, prior: GaussianPrior | ScaleMixturePrior, *, rho_init: float = -6.0,
                  train_samples: int = 1, kl_weighting: str = "uniform",
-                 init: str = "torch", init_scale: float = 0.0,
+                 init: str = "torch", init_scale: float = 0.0, local_reparam: str = "first",
                  generator: torch.Generator | None = None) -> None:
         super().__init__()
+        check_local_reparam(local_reparam, "bbb")
+        self.local_reparam = local_reparam
         if kl_weighting not in ("uniform", "blundell"):
             raise ConfigError(f"unknown kl_weighting {kl_weighting!r}; known: "
                               "['blundell', 'uniform']")
@@ -212,10 +224,34 @@ class BayesByBackpropMLP(BayesianModule):
                 h = self.act(h)
         return h
 
+    @staticmethod
+    def _moments(h: Tensor, layer: BayesLinear) -> tuple[Tensor, Tensor]:
+        """Mean and std of the layer's outputs given its input h: h·μ + μ_b, √(h²·σ² + σ_b²)."""
+        (w_mu, w_sigma), (b_mu, b_sigma) = layer.posterior()
+        mean = F.linear(h, w_mu, b_mu)
+        return mean, F.linear(h.square(), w_sigma.square(), b_sigma.square()).sqrt()
+
+    @staticmethod
+    def _drawn_linear(h: Tensor, layer: BayesLinear, n_samples: int,
+                      generator: torch.Generator | None) -> Tensor:
+        """The layer with ``n_samples`` weight draws shared by the batch, (S, B, out)."""
+        (w_mu, w_sigma), (b_mu, b_sigma) = layer.posterior()
+        kw = {"generator": generator, "device": w_mu.device, "dtype": w_mu.dtype}
+        w = torch.addcmul(w_mu, w_sigma, torch.randn(n_samples, *w_mu.shape, **kw))
+        b = torch.addcmul(b_mu, b_sigma, torch.randn(n_samples, *b_mu.shape, **kw))
+        if h.dim() == 2:  # an input shared by all samples: one GEMM, no (S, B, D) copy
+            return torch.einsum("bi,soi->sbo", h, w) + b.unsqueeze(1)
+        return torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
+
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
-        """Logits of ``n_samples`` weight draws, each shared by the whole batch.
+        """Logits of ``n_samples`` posterior samples.
+
+        ``local_reparam="none"`` draws weights shared by the whole batch, as in training.
+        Otherwise the first layer (``"first"``) or every layer (``"all"``) samples its outputs
+        per example; the first layer's moments are computed once for all samples. Weight
+        draws are made ``SAMPLES_PER_DRAW`` samples at a time.
 
         Args:
             x: Inputs, shape (B, *).
@@ -225,10 +261,24 @@ class BayesByBackpropMLP(BayesianModule):
         Returns:
             Logits, shape (S, B, C).
         """
-        per_sample = sum(p.numel() for p in self.parameters()) // 2  # μ and ρ per weight
-        chunk = max(1, MAX_SAMPLE_FLOATS // per_sample)  # bounds the (S, out, in) draws
-        out = [self._forward(x, self._draw(min(chunk, n_samples - s), generator))
-               for s in range(0, n_samples, chunk)]
+        mode = self.local_reparam
+        if mode == "none":
+            out = [self._forward(x, self._draw(min(SAMPLES_PER_DRAW, n_samples - s), generator))
+                   for s in range(0, n_samples, SAMPLES_PER_DRAW)]
+            return out[0] if len(out) == 1 else torch.cat(out)
+        first = self._moments(x.flatten(1), self.layers[0])  # (B, out) each
+        chunk = n_samples if mode == "all" else SAMPLES_PER_DRAW
+        out = []
+        for start in range(0, n_samples, chunk):
+            s = min(chunk, n_samples - start)
+            h = draw_outputs(*first, s, generator)  # (s, B, out)
+            for k in range(1, len(self.layers)):
+                h = self.act(h)
+                if is_local(mode, shared_input=False):
+                    h = draw_outputs(*self._moments(h, self.layers[k]), s, generator)
+                else:
+                    h = self._drawn_linear(h, self.layers[k], s, generator)
+            out.append(h)
         return out[0] if len(out) == 1 else torch.cat(out)
 
     def kl(self, draws: list[_Draw] | None = None) -> Tensor:
@@ -307,7 +357,8 @@ def build_bbb_gaussian(cfg: BBBGaussianConfig, input_shape: tuple[int, ...], num
     return BayesByBackpropMLP(input_shape, num_classes, cfg.hidden, cfg.activation, prior,
                               rho_init=cfg.rho_init, train_samples=cfg.train_samples,
                               kl_weighting=cfg.kl_weighting, init=cfg.init,
-                              init_scale=cfg.init_scale, generator=generator)
+                              init_scale=cfg.init_scale, local_reparam=cfg.local_reparam,
+                              generator=generator)
 
 
 def build_bbb_mixture(cfg: BBBMixtureConfig, input_shape: tuple[int, ...], num_classes: int,
@@ -319,7 +370,8 @@ def build_bbb_mixture(cfg: BBBMixtureConfig, input_shape: tuple[int, ...], num_c
     return BayesByBackpropMLP(input_shape, num_classes, cfg.hidden, cfg.activation, prior,
                               rho_init=cfg.rho_init, train_samples=cfg.train_samples,
                               kl_weighting=cfg.kl_weighting, init=cfg.init,
-                              init_scale=cfg.init_scale, generator=generator)
+                              init_scale=cfg.init_scale, local_reparam=cfg.local_reparam,
+                              generator=generator)
 
 
 MODELS.register(

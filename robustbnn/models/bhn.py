@@ -36,6 +36,7 @@ import torch
 from torch import Tensor, nn
 
 from robustbnn.flows import Hypernet
+from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features
@@ -113,12 +114,30 @@ class WeightNormMLP(nn.Module):
         return [v / v.norm(dim=1, keepdim=True) for v in self.directions]
 
     def forward(self, x: Tensor, g: Tensor) -> Tensor:
-        """Logits for inputs x of shape (B, *) and scales g of shape (S, num_scales): (S, B, C)."""
-        h = x.flatten(1)  # (B, D_in): shared by all samples until the first scaling
+        """Logits for inputs x of shape (B, *) and scales g of shape (S, num_scales): (S, B, C).
+
+        x·v̂₁ᵀ is computed once for all samples; the samples then go through the net in
+        cache-sized blocks (:func:`~robustbnn.models._blocks.sample_blocks`).
+        """
+        directions = self.unit_directions()
+        shared = x.flatten(1) @ directions[0].T  # (B, H): x·v̂ does not depend on g
+        blocks, start = [], 0
+        for size in sample_blocks(g.shape[0], shared.shape[0], max(self.out_sizes),
+                                  shared.device):
+            blocks.append(self._scaled(shared, directions, g[start : start + size]))
+            start += size
+        return blocks[0] if len(blocks) == 1 else torch.cat(blocks)
+
+    def _scaled(self, shared: Tensor, directions: list[Tensor], g: Tensor) -> Tensor:
+        """Logits (S, B, C) of the scales g (S, num_scales), from the shared x·v̂₁ᵀ (B, H)."""
         last = len(self.out_sizes) - 1
         scales = g.split(self.out_sizes, dim=-1)
-        for i, (v, b, gi) in enumerate(zip(self.unit_directions(), self.biases, scales)):
-            h = (h @ v.T) * gi[:, None, :] + b  # (B, H) @ ... -> (S, B, H); one matmul over S·B
+        h = shared
+        for i, (v, b, gi) in enumerate(zip(directions, self.biases, scales, strict=True)):
+            if i > 0:
+                h = h @ v.T  # one matmul over S·B rows with the shared v̂
+            # b + (h v̂ᵀ) ⊙ g in one pass (addcmul) instead of two: (S, B, H)
+            h = torch.addcmul(b, h, gi[:, None, :])
             if i < last:
                 h = self.act(h)
         return h

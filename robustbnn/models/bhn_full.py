@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from robustbnn.flows import Hypernet
+from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, ModelSpec
 from robustbnn.models.bhn import HypernetClassifier
 from robustbnn.models.mlp import MLPConfig
@@ -77,7 +78,19 @@ class FullHypernetMLP(HypernetClassifier):
                                  linear_last=cfg.linear_last, generator=generator)
 
     def primary_logits(self, x: Tensor, theta: Tensor) -> Tensor:
-        """Logits, shape (S, B, C), for parameter vectors θ of shape (S, D)."""
+        """Logits, shape (S, B, C), for parameter vectors θ of shape (S, D).
+
+        The samples go through the net in cache-sized blocks
+        (:func:`~robustbnn.models._blocks.sample_blocks`).
+        """
+        blocks, start = [], 0
+        width = max(n_out for n_out, _ in self.shapes)
+        for size in sample_blocks(theta.shape[0], x.shape[0], width, x.device):
+            blocks.append(self._block_logits(x, theta[start : start + size]))
+            start += size
+        return blocks[0] if len(blocks) == 1 else torch.cat(blocks)
+
+    def _block_logits(self, x: Tensor, theta: Tensor) -> Tensor:
         s = theta.shape[0]
         parts = theta.split(self.chunks, dim=-1)
         h = x.flatten(1)  # (B, D_in)

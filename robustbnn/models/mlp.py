@@ -13,11 +13,12 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 
 from robustbnn.config import TrainConfig
 from robustbnn.errors import ConfigError
-from robustbnn.models._dropout import dropout
+from robustbnn.models._blocks import sample_blocks
+from robustbnn.models._dropout import drop
 from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
 from robustbnn.models.nets import ConvFeatures, activation, flat_features, linear_stack
 
@@ -106,21 +107,37 @@ class DropoutMLP(BayesianModule):
                  stochastic: bool) -> Tensor:
         # The conv trunk has no noise: computed once and shared by all samples.
         h = x.flatten(1) if self.features is None else self.features(x)  # (B, D)
-        if stochastic and self.head_p > 0:
-            h = dropout(h.expand(n_samples, *h.shape), self.head_p, generator)  # (S, B, D)
         last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            # Without dropout on its input the first dense layer is exact to share.
-            h = layer(h)
+        noisy = stochastic and (self.head_p > 0 or (self.p > 0 and last > 0))
+        if not noisy:
+            for i, layer in enumerate(self.layers):
+                h = layer(h) if i == last else self.act(layer(h))
+            return h.expand(n_samples, *h.shape)  # (S, B, C), identical slices
+        start = 0
+        if self.head_p == 0:  # without dropout on its input the first layer is exact to share
+            h, start = self.act(self.layers[0](h)), 1
+        width = max(h.shape[-1], *(layer.out_features for layer in self.layers[start:]))
+        blocks = [self._noisy_tail(h, s, start, generator)
+                  for s in sample_blocks(n_samples, h.shape[0], width, h.device)]
+        return blocks[0] if len(blocks) == 1 else torch.cat(blocks)  # (S, B, C)
+
+    def _noisy_tail(self, h: Tensor, n_samples: int, start: int,
+                    generator: torch.Generator | None) -> Tensor:
+        """Layers ``start``... for ``n_samples`` masks, from their shared input h (B, D)."""
+        p = self.head_p if start == 0 else self.p  # the dropout on layer ``start``'s input
+        # (B, D) broadcasts against the (S, B, D) mask: no copy of h first.
+        h = drop(h.expand(n_samples, *h.shape), p, generator)
+        scale = 1.0 / (1.0 - p)  # inverted dropout's rescaling, folded into the next GEMM
+        last = len(self.layers) - 1
+        for i in range(start, last + 1):
+            h = scaled_linear(h, self.layers[i], scale)
+            scale = 1.0
             if i < last:
                 h = self.act(h)
-                if stochastic and self.p > 0:
-                    if h.dim() == 2:
-                        h = h.expand(n_samples, *h.shape)  # (S, B, H)
-                    h = dropout(h, self.p, generator)
-        if h.dim() == 2:
-            h = h.expand(n_samples, *h.shape)
-        return h  # (S, B, C)
+                if self.p > 0:
+                    h = drop(h, self.p, generator)
+                    scale = 1.0 / (1.0 - self.p)
+        return h
 
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
@@ -140,6 +157,22 @@ class DropoutMLP(BayesianModule):
         """Cross-entropy of one dropout sample (plain NLL when there is no dropout)."""
         logits = self._forward(x, 1, generator, stochastic=True)[0]  # (B, C)
         return F.cross_entropy(logits, y)
+
+
+def scaled_linear(h: Tensor, layer: nn.Linear, scale: float) -> Tensor:
+    """``layer(scale · h)`` for h of shape (*, in), with the scale applied inside one GEMM.
+
+    ``addmm``'s ``alpha`` multiplies the product, not the bias, so inverted dropout's
+    rescaling costs no pass over h.
+    """
+    if scale == 1.0:
+        return layer(h)
+    flat = h.reshape(-1, h.shape[-1])
+    if layer.bias is None:
+        out = torch.mm(flat, layer.weight.t()).mul_(scale)
+    else:
+        out = torch.addmm(layer.bias, flat, layer.weight.t(), alpha=scale)
+    return out.view(*h.shape[:-1], out.shape[-1])
 
 
 def build_net(cfg: NetConfig, input_shape: tuple[int, ...], num_classes: int,

@@ -25,6 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from robustbnn.models._local_reparam import check_local_reparam, draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
 from robustbnn.models.base import MODELS, ModelSpec
 from robustbnn.models.mlp import MLPConfig
@@ -42,6 +43,11 @@ class MVNConfig(MLPConfig):
     train_samples: int = 1  # S in the training loss, as vhn [CODE-CDN]
     bias: bool = True  # append a 1 to each layer input (r = in + 1); Table 1 counts: False
     log_var_init: float = -9.0  # initial log(a_i b_j), split evenly [INFERRED: not published]
+    # Prediction and attacks only (training draws weight matrices): "all" draws each example's
+    # outputs from N(h̃M, (Σ_i h̃_i² a_i) b) given the layer input (the local
+    # reparameterisation, robustbnn.models._local_reparam), exact for every example's
+    # predictive; "first" only in the first layer; "none" draws weights shared by the batch.
+    local_reparam: str = "all"
 
 
 class MVNLayer(nn.Module):
@@ -79,29 +85,49 @@ class MVNLayer(nn.Module):
         e = self._noise(n_samples, generator)
         return self.mean + (0.5 * self.log_a).exp()[:, None] * e * (0.5 * self.log_b).exp()
 
-    def forward(self, h: Tensor, n_samples: int,
-                generator: torch.Generator | None) -> tuple[Tensor, Tensor]:
-        """Outputs (S, B, c) of S weight draws shared over the batch, and the KL (scalar).
+    def moments(self, h: Tensor) -> tuple[Tensor, Tensor]:
+        """Mean h̃M and std √((Σ_i h̃_i² a_i) b) of the outputs given h (*, B, in): (*, B, c).
 
-        Uses the same draws as :meth:`sample_weight` under the same generator state.
+        The bias row is added rather than appended to h, which would copy h.
         """
-        e = self._noise(n_samples, generator)  # (S, r, c)
+        n = h.shape[-1]
+        mean = h @ self.mean[:n]
+        row_var = h.square() @ self.log_a[:n].exp()  # (*, B)
+        if self.bias:
+            mean = mean + self.mean[n]
+            row_var = row_var + self.log_a[n].exp()
+        return mean, row_var.clamp_min(1e-30).sqrt().unsqueeze(-1) * (0.5 * self.log_b).exp()
+
+    def forward(self, h: Tensor, n_samples: int, generator: torch.Generator | None, *,
+                local: bool = False) -> tuple[Tensor, Tensor]:
+        """Outputs (S, B, c) and the KL (scalar).
+
+        By default the S weight draws are shared over the batch, the same draws as
+        :meth:`sample_weight` under the same generator state. ``local=True`` draws each
+        example's outputs from their Gaussian given h̃: mean h̃M and variance
+        (Σ_i h̃_i² a_i) b_j, a rank-one variance, so a draw costs the mean's GEMM and a
+        matrix-vector product.
+        """
+        kl = kl_to_standard(self.mean.square().sum(), self.log_a, self.log_b)
+        if local:
+            return draw_outputs(*self.moments(h), n_samples, generator), kl
         ht = self.augment(h)  # (B, r) or (S, B, r)
+        e = self._noise(n_samples, generator)  # (S, r, c)
         noise = ((ht * (0.5 * self.log_a).exp()) @ e) * (0.5 * self.log_b).exp()  # (S, B, c)
-        out = ht @ self.mean + noise
-        return out, kl_to_standard(self.mean.square().sum(), self.log_a, self.log_b)
+        return ht @ self.mean + noise, kl
 
 
 def build_mvn(cfg: MVNConfig, input_shape: tuple[int, ...], num_classes: int,
               generator: torch.Generator | None) -> MatrixNormalMLP:
     """Build a matrix-normal VI MLP."""
+    check_local_reparam(cfg.local_reparam, "mvn")
     sizes = [flat_features(input_shape), *cfg.hidden, num_classes]
     layers = nn.ModuleList(
         MVNLayer(a, b, bias=cfg.bias, log_var_init=cfg.log_var_init, generator=generator)
         for a, b in itertools.pairwise(sizes)
     )
     return MatrixNormalMLP(layers, num_classes, cfg.activation, kl_weight=cfg.kl_weight,
-                           train_samples=cfg.train_samples)
+                           train_samples=cfg.train_samples, local_reparam=cfg.local_reparam)
 
 
 MODELS.register(

@@ -37,6 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.models._local_reparam import draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
 from robustbnn.models.base import MODELS, ModelSpec
 from robustbnn.models.mlp import MLPConfig
@@ -113,18 +114,29 @@ class VHNLayer(nn.Module):
         """The input with the bias 1 appended, shape (*, r)."""
         return torch.cat([h, h.new_ones(*h.shape[:-1], 1)], -1) if self.bias else h
 
-    def forward(self, h: Tensor, n_samples: int,
-                generator: torch.Generator | None) -> tuple[Tensor, Tensor]:
-        """Sampled outputs (S, B, c) and per-example KL ((B,) or (S, B)) for h (B or S, B, in)."""
-        d, log_a, log_b = self.posterior(h)
+    always_local = True  # the posterior depends on the input: every example has its own draw
+
+    def _moments(self, h: Tensor, d: Tensor, log_a: Tensor, log_b: Tensor
+                 ) -> tuple[Tensor, Tensor]:
         ht = self.augment(h)  # (*, B, r)
         mean = (ht * d) @ self.mean  # (*, B, c)
         var_in = (ht.square() * log_a.exp()).sum(-1, keepdim=True)  # Σ_i h̃_i² a_i, (*, B, 1)
-        std = var_in.clamp_min(_TINY).sqrt() * (0.5 * log_b).exp()  # (*, B, c)
-        eps = torch.randn((n_samples, *mean.shape[-2:]), generator=generator,
-                          device=h.device, dtype=h.dtype)
+        return mean, var_in.clamp_min(_TINY).sqrt() * (0.5 * log_b).exp()  # (*, B, c)
+
+    def moments(self, h: Tensor) -> tuple[Tensor, Tensor]:
+        """Mean and std of the outputs given the input h (*, B, in), each (*, B, c)."""
+        return self._moments(h, *self.posterior(h))
+
+    def forward(self, h: Tensor, n_samples: int, generator: torch.Generator | None, *,
+                local: bool = True) -> tuple[Tensor, Tensor]:
+        """Sampled outputs (S, B, c) and per-example KL ((B,) or (S, B)) for h (B or S, B, in).
+
+        The posterior depends on the input, so every example has its own draw (``local`` is
+        accepted for the shared layer interface and is always true here)."""
+        d, log_a, log_b = self.posterior(h)
+        out = draw_outputs(*self._moments(h, d, log_a, log_b), n_samples, generator)
         m_sq = d.square() @ self.mean.square().sum(1)  # ||diag(d)M₀||²_F, (*, B)
-        return mean + std * eps, kl_to_standard(m_sq, log_a, log_b)
+        return out, kl_to_standard(m_sq, log_a, log_b)
 
 
 def build_vhn(cfg: VHNConfig, input_shape: tuple[int, ...], num_classes: int,

@@ -136,8 +136,8 @@ def test_mean_of_sampled_weights_is_mu_and_std_is_sigma() -> None:
     torch.testing.assert_close(w.std(0), sigma.detach(), rtol=0.08, atol=0)
 
 
-def test_one_weight_draw_is_shared_by_the_batch() -> None:
-    model = build("bbb_gaussian", rho_init=0.0)
+def test_one_weight_draw_is_shared_by_the_batch_under_local_reparam_none() -> None:
+    model = build("bbb_gaussian", rho_init=0.0, local_reparam="none")
     x = torch.rand(3, 1, 6, 7)
     both = model.sample_logits(torch.cat([x, x]), 2, generator=_gen(0))  # (2, 6, 7)
     # Equal up to float32 rounding (the matmul kernel may block rows differently); a second
@@ -146,14 +146,35 @@ def test_one_weight_draw_is_shared_by_the_batch() -> None:
     assert (both[0] - both[1]).abs().max() > 0.1  # the two samples are distinct draws
 
 
+@pytest.mark.parametrize("mode", ["first", "all"])
+def test_local_reparam_gives_each_example_its_own_draw(mode: str) -> None:
+    model = build("bbb_gaussian", rho_init=0.0, local_reparam=mode)
+    x = torch.rand(3, 1, 6, 7)
+    both = model.sample_logits(torch.cat([x, x]), 2, generator=_gen(0))  # (2, 6, 7)
+    assert (both[:, :3] - both[:, 3:]).abs().max() > 0.1
+
+
+def test_unknown_local_reparam_is_one_clear_error() -> None:
+    from robustbnn.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"unknown local_reparam 'yes'; known: \['none', "
+                                          r"'first', 'all'\]"):
+        build("bbb_gaussian", local_reparam="yes")
+
+
 def test_sample_chunking_matches_draw_shapes(monkeypatch: pytest.MonkeyPatch) -> None:
     import robustbnn.models.bbb as bbb
 
-    model = build("bbb_mixture")
-    monkeypatch.setattr(bbb, "MAX_SAMPLE_FLOATS", 1000)  # forces chunks of a few samples
-    out = model.sample_logits(torch.rand(5, 1, 6, 7), 11, generator=_gen(0))
+    model = build("bbb_mixture", local_reparam="none")
+    monkeypatch.setattr(bbb, "SAMPLES_PER_DRAW", 3)  # chunks of 3, 3, 3 and 2 draws
+    x = torch.rand(5, 1, 6, 7)
+    out = model.sample_logits(x, 11, generator=_gen(0))
     assert out.shape == (11, 5, 7) and torch.isfinite(out).all()
     assert not torch.equal(out[0], out[-1])
+    # The chunks consume the generator as one draw of 11 would, chunk after chunk.
+    gen = _gen(0)
+    first = model._forward(x, model._draw(3, gen))
+    torch.testing.assert_close(out[:3], first)
 
 
 def test_loss_is_nll_plus_kl_over_n() -> None:

@@ -98,12 +98,21 @@ def test_forward_is_a_matmul_with_the_sampled_weights() -> None:
     torch.testing.assert_close(out2, explicit, rtol=1e-5, atol=1e-5)
 
 
-def test_weights_are_shared_across_the_batch() -> None:
-    model = build("mvn")
+def test_weights_are_shared_across_the_batch_without_local_reparam() -> None:
+    model = build("mvn", local_reparam="none")
     x = torch.rand(1, 1, 6, 7).expand(4, 1, 6, 7)
     out = model.sample_logits(x, 3, generator=_gen(0))  # (S, B, C)
     torch.testing.assert_close(out, out[:, :1].expand_as(out))
     assert not torch.equal(out[0], out[1])
+
+
+def test_local_reparam_draws_each_example_independently() -> None:
+    model = build("mvn")
+    assert model.local_reparam == "all"  # the default: measured faster (benchmarks/README.md)
+    x = torch.rand(1, 1, 6, 7).expand(4, 1, 6, 7)
+    out = model.sample_logits(x, 3, generator=_gen(0))  # (S, B, C)
+    assert out.shape == (3, 4, 7)
+    assert not torch.equal(out[:, 0], out[:, 1])  # identical inputs, own draws
 
 
 def test_parameter_count_matches_table_1() -> None:

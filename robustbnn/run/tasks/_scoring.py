@@ -54,7 +54,8 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
     versions (1), and ``error_detection`` that of misclassified (1) against correct (0)
     adversarial points (omitted when all are one kind).
     """
-    probs = sample_probs(ctx.model, x_adv, ctx.cfg.s_eval, generator=ctx.gen("eval", str(knobs)))
+    probs = sample_probs(ctx.model, x_adv, ctx.cfg.s_eval, generator=ctx.gen("eval", str(knobs)),
+                         memory_mb=ctx.cfg.memory_mb)
     wrong = (probs.mean(0).argmax(-1) != y).double().cpu().numpy()
     rows = [ctx.result(task, knobs, "", N.ACCURACY, 1 - wrong.mean())]
     for measure, score in uncertainty_scores(probs).items():
@@ -73,4 +74,5 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
 def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:
     """S_eval fresh posterior probabilities (S, B, C) of ``x`` from stream ``keys``."""
     with torch.no_grad():
-        return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys))
+        return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys),
+                            memory_mb=ctx.cfg.memory_mb)

@@ -13,14 +13,13 @@ import dataclasses
 import torch
 
 from robustbnn.attacks import ATTACKS
+from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import adversarial_rows
 
 __all__ = ["build_attack", "run"]
-
-ROWS_PER_CHUNK = 16_000  # S_attack x B rows per gradient pass
 
 FIELDS = {"eps": N.EPS, "n_samples": N.S_ATTACK, "steps": N.STEPS, "restarts": N.RESTARTS,
           "step_size": N.STEP_SIZE, "objective": N.OBJECTIVE, "label": N.LABEL}
@@ -39,7 +38,7 @@ def run(ctx: Context) -> CellOutcome:
     attack = build_attack(p["attack"], p)
     x, y = ctx.test_head(p[N.N])
     gen = ctx.gen("attack")
-    batch = max(1, ROWS_PER_CHUNK // p[N.S_ATTACK])
+    batch = max(1, chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True) // p[N.S_ATTACK])
     x_adv = torch.cat([attack(ctx.model, x[i : i + batch], y[i : i + batch], generator=gen)
                        for i in range(0, x.shape[0], batch)]).detach()
     knobs = {k: p[k] for k in (N.EPS, N.S_ATTACK) } | {N.S_EVAL: ctx.cfg.s_eval}

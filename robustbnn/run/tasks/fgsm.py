@@ -12,14 +12,14 @@ import torch
 
 from robustbnn.attacks import FGSM
 from robustbnn.attacks.sanity import Check, accuracy_monotone
+from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import adversarial_rows
 
-__all__ = ["ATTACK_ROWS_PER_CHUNK", "attack_of", "check_rows", "run"]
+__all__ = ["attack_of", "check_rows", "run"]
 
-ATTACK_ROWS_PER_CHUNK = 16_000  # S_attack x B rows per gradient pass
 TOL = 0.01  # MC evaluation noise allowed by the monotonicity and random-noise checks
 
 
@@ -40,7 +40,7 @@ def run(ctx: Context) -> CellOutcome:
     p = ctx.params
     attack = attack_of(p)
     x, y = ctx.test_head(p[N.N])
-    batch = max(1, ATTACK_ROWS_PER_CHUNK // attack.n_samples)
+    batch = max(1, chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True) // attack.n_samples)
     gen = ctx.gen("attack")
     direction = torch.cat([attack.direction(ctx.model, x[i : i + batch], y[i : i + batch],
                                             generator=gen)

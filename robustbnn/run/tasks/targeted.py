@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
 from robustbnn.ood import UNCERTAINTIES
+from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
@@ -22,7 +23,9 @@ def run(ctx: Context) -> CellOutcome:
                            checkpoint_every=p["every"])
     x, y = exclude_target(*ctx.test_head(p[N.N]), attack.target_class)
     curve = targeted_curve(ctx.model, x, y, attack, s_eval=ctx.cfg.s_eval,
-                           attack_generator=ctx.gen("attack"), eval_generator=ctx.gen("eval"))
+                           attack_generator=ctx.gen("attack"), eval_generator=ctx.gen("eval"),
+                           rows_per_chunk=chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True),
+                           memory_mb=ctx.cfg.memory_mb)
     rows = []
     for point in curve:
         knobs = {N.STEP: int(point["step"]), N.STEP_SIZE: attack.step_size,

@@ -1,0 +1,75 @@
+"""The S = 100 predictive on the mnist5k test set (1,000 images), for every stochastic model.
+
+Run with ``pytest benchmarks/bench_predictive.py``. Per model (784-400-400-10 at its config
+defaults; ``mvn``, ``vhn`` and ``bhn_full`` at their own nets), the baseline is a loop over
+samples, ``softmax(sample_logits(x, 1))`` a hundred times, as torch-uncertainty and
+laplace-torch evaluate; ours is :func:`robustbnn.predict.sample_probs`, the harness's
+chunked path. Both return the (S, N, C) probabilities. Models are untrained: the cost of a
+forward pass does not depend on the weights' values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from benchmarks._ratios import measure
+from robustbnn.data.registry import load_dataset
+from robustbnn.models import MODELS
+from robustbnn.predict import sample_probs
+
+S = 100
+OWN_NETS = {"mvn", "vhn", "bhn_full"}  # their configs' nets (784-100-10 and smaller)
+STOCHASTIC = tuple(n for n in MODELS.names() if MODELS.get(n).stochastic)
+# The non-default samplers, for the record (defaults: bbb "first", mvn "all").
+VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
+            ("mvn", "local_reparam", "none")]
+
+
+def build(name: str, device: torch.device, **changes: object) -> nn.Module:
+    spec = MODELS.get(name)
+    if name not in OWN_NETS and "hidden" in {f.name for f in dataclasses.fields(spec.config)}:
+        changes = {"hidden": (400, 400), **changes}
+    cfg = dataclasses.replace(spec.config(), **changes)
+    return spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0)).to(device)
+
+
+@pytest.fixture(scope="module")
+def test_images(device: torch.device) -> torch.Tensor:
+    return load_dataset("mnist5k").test.x.to(device)  # (1000, 1, 28, 28)
+
+
+def loop(model: nn.Module, x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    with torch.no_grad():
+        return torch.stack([model.sample_logits(x, 1, generator=gen)[0].softmax(-1)
+                            for _ in range(S)])
+
+
+def ours(model: nn.Module, x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    return sample_probs(model, x, S, generator=gen)
+
+
+@pytest.mark.parametrize("name", STOCHASTIC)
+def test_loop_over_samples(benchmark: object, name: str, device: torch.device,
+                           test_images: torch.Tensor) -> None:
+    measure(benchmark, f"predictive_S100[{name}]", "loop", loop, build(name, device),
+            test_images, torch.Generator(device).manual_seed(2), baseline=True,
+            rounds=3, device=device)
+
+
+@pytest.mark.parametrize("name", STOCHASTIC)
+def test_robustbnn_sample_probs(benchmark: object, name: str, device: torch.device,
+                                test_images: torch.Tensor) -> None:
+    measure(benchmark, f"predictive_S100[{name}]", "robustbnn", ours, build(name, device),
+            test_images, torch.Generator(device).manual_seed(2), rounds=3, device=device)
+
+
+@pytest.mark.parametrize(("name", "field", "value"), VARIANTS)
+def test_robustbnn_other_sampler(benchmark: object, name: str, field: str, value: object,
+                                 device: torch.device, test_images: torch.Tensor) -> None:
+    measure(benchmark, f"predictive_S100[{name}]", f"robustbnn_{field}={value}", ours,
+            build(name, device, **{field: value}), test_images,
+            torch.Generator(device).manual_seed(2), rounds=3, device=device)
