@@ -1,7 +1,8 @@
 """Peak memory of the S = 128 × B = 10,000 Monte Carlo evaluation.
 
 Run with ``pytest benchmarks/bench_memory.py``. Each measurement runs in a fresh Python process
-(``ru_maxrss`` is a per-process high-water mark) and reports the peak resident memory above
+(``VmHWM``, the resident high-water mark, starts afresh at exec; ``ru_maxrss`` would carry the
+parent's) and reports the peak resident memory above
 what the process held once the model and the inputs were built. Ours is
 :func:`robustbnn.predict.sample_probs` at its default budget (``memory_mb`` = 1024); the
 baseline is a loop over samples (one S = 1 pass over all 10,000 inputs at a time, the lowest
@@ -25,7 +26,7 @@ S, B = 128, 10_000
 LIMIT_MB = 2048
 
 _SCRIPT = """
-import dataclasses, json, resource, sys, torch
+import dataclasses, json, sys, torch
 from robustbnn.models import MODELS
 from robustbnn.predict import sample_probs
 name, mode = sys.argv[1], sys.argv[2]
@@ -34,8 +35,10 @@ cfg = dataclasses.replace(spec.config(), **({{}} if name == "mvn" else {{"hidden
 model = spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0))
 x = torch.rand({B}, 1, 28, 28, generator=torch.Generator().manual_seed(1))
 gen = torch.Generator().manual_seed(2)
-with open("/proc/self/statm") as f:
-    before = int(f.read().split()[1]) * resource.getpagesize() / 2**20
+def status(key):  # VmRSS / VmHWM in MiB; VmHWM starts afresh at exec, unlike ru_maxrss
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(key)) / 1024
+before = status("VmRSS:")
 if mode == "ours":
     probs = sample_probs(model, x, {S}, generator=gen)
 else:
@@ -43,7 +46,7 @@ else:
         probs = torch.stack([model.sample_logits(x, 1, generator=gen)[0].softmax(-1)
                              for _ in range({S})])
 assert probs.shape == ({S}, {B}, 10)
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+peak = status("VmHWM:")
 print(json.dumps({{"before_mb": before, "peak_mb": peak, "above_mb": peak - before}}))
 """.format(S=S, B=B)  # noqa: UP032 (the script is full of literal braces)
 

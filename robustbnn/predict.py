@@ -21,6 +21,7 @@ DEFAULT_MEMORY_MB = 1024
 LIVE_WIDTHS = 6
 LIVE_WIDTHS_GRAD = 16
 _FALLBACK_WIDTH = 1024  # for a model without a 2-D parameter
+MIN_SAMPLES_PER_CALL = 32  # before splitting the examples, when the budget is short
 
 
 def row_width(model: torch.nn.Module) -> int:
@@ -62,8 +63,9 @@ def sample_probs(
 ) -> Tensor:
     """Softmax outputs of ``n_samples`` posterior samples, without gradients.
 
-    Examples are taken ``chunk_rows // n_samples`` at a time; when a single example's samples
-    exceed :func:`chunk_rows`, its samples are drawn in chunks of that many.
+    When S × N rows exceed :func:`chunk_rows`, the samples are split first (at least
+    ``MIN_SAMPLES_PER_CALL`` per call), then the examples: models that draw weights or run a
+    flow once per call amortise that over as many examples as fit.
 
     Args:
         model: A registry model (``sample_logits`` contract).
@@ -77,8 +79,8 @@ def sample_probs(
         Probabilities, shape (S, N, C).
     """
     rows = chunk_rows(model, memory_mb)
-    batch = max(1, rows // max(1, n_samples))
-    per_call = min(n_samples, rows)
+    per_call = min(n_samples, max(MIN_SAMPLES_PER_CALL, rows // max(1, x.shape[0])))
+    batch = max(1, rows // per_call)
     out = []
     with torch.no_grad():
         for start in range(0, x.shape[0], batch):

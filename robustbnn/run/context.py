@@ -167,7 +167,14 @@ class Context:
 
     def result(self, task: str, knobs: dict[str, Any], measure: str, metric: str,
                value: float, *, dataset: str | None = None) -> dict[str, Any]:
-        """One tidy result row of this cell, as JSON data (dataset: the run's by default)."""
+        """One tidy result row of this cell, as JSON data (dataset: the run's by default).
+
+        A model with a choice of sampler (``local_reparam``: BbB, mvn) adds it to the
+        setting, so every number says how its samples were drawn.
+        """
+        sampler = getattr(getattr(self.model, "model", None), "local_reparam", None)
+        if sampler is not None:
+            knobs = {**knobs, "local_reparam": sampler}
         row = Result(self.cell.model, self.cfg.seed, task, dataset or self.data.name,
                      setting(**knobs), measure, metric, float(value))
         return row.to_json()
