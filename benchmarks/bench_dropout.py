@@ -1,25 +1,22 @@
 """Cost of dropout masks on CPU: random bytes against ``torch.rand`` (PROTOCOLS.md §8.6).
 
 Run with ``pytest benchmarks/bench_dropout.py``. Each group's first test is the
-``torch.rand`` baseline; the others record their median time relative to it, measured in
-the same run, as ``extra_info["ratio_vs_rand"]`` (shown with ``--benchmark-columns`` or in
-``--benchmark-json``) and in the log. Nothing here asserts a time.
+``torch.rand`` baseline; the others record their speed relative to it, measured in the same
+run, as ``extra_info["speedup_vs_torch_rand"]`` (``benchmarks/_ratios.py``). Nothing here
+asserts a time.
 """
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 import torch
 
+from benchmarks._ratios import measure
 from robustbnn.models._dropout import dropout, keep_mask
-
-log = logging.getLogger(__name__)
 
 SHAPE = (100, 1000, 400)  # S × B × H: 100 MC samples of 1,000 images, a 400-unit layer
 P = 0.5
-_BASELINE: dict[str, float] = {}
+_SEEN: set[str] = set()
 
 
 def _rand_mask(g: torch.Generator) -> torch.Tensor:
@@ -35,13 +32,11 @@ def _keep_mask(g: torch.Generator) -> torch.Tensor:
 
 
 def _run(benchmark: pytest.FixtureRequest, group: str, fn: object, *args: object) -> None:
-    benchmark.pedantic(fn, args=args, rounds=5, warmup_rounds=1)
-    median = benchmark.stats.stats.median
-    if group not in _BASELINE:
-        _BASELINE[group] = median
-    ratio = median / _BASELINE[group]
-    benchmark.extra_info["ratio_vs_rand"] = ratio
-    log.warning("%s: median %.4f s, %.2fx the torch.rand baseline", group, median, ratio)
+    """The group's first test is its torch.rand baseline (``_ratios.measure``)."""
+    first = group not in _SEEN
+    _SEEN.add(group)
+    measure(benchmark, group, "torch_rand" if first else fn.__name__.strip("_"), fn, *args,
+            baseline=first)
 
 
 @pytest.mark.benchmark(group="mask")
@@ -101,11 +96,13 @@ def test_mc_dropout_scoring_torch_rand_baseline(
     """784-400-400-10, S = 100, B = 1,000, with the masks of the old ``_dropout.py``."""
     import robustbnn.models._dropout as module
 
-    def rand_mask(shape: tuple[int, ...], p: float, *, generator: torch.Generator | None = None,
-                  device: torch.device | None = None) -> torch.Tensor:
-        return torch.rand(shape, generator=generator, device=device) >= p
+    def rand_weights(shape: tuple[int, ...], p: float, *,
+                     generator: torch.Generator | None = None,
+                     device: torch.device | None = None,
+                     dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return (torch.rand(shape, generator=generator, device=device) >= p).to(dtype)
 
-    monkeypatch.setattr(module, "keep_mask", rand_mask)
+    monkeypatch.setattr(module, "keep_weights", rand_weights)
     _run(benchmark, "mc_dropout_scoring", _score, *mc_dropout_net)
 
 

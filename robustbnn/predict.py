@@ -25,11 +25,16 @@ MIN_SAMPLES_PER_CALL = 32  # before splitting the examples, when the budget is s
 
 
 def row_width(model: torch.nn.Module) -> int:
-    """The widest layer of ``model``: the largest dimension of its 2-D parameters.
+    """The widest activation of one (sample, example) row of ``model``.
 
-    An upper bound on the floats one (sample, example) row of an activation holds (the
-    input dimension of the first layer is counted although it is shared by all samples).
+    A model (or a module inside it) may say so with an ``activation_width`` attribute: a
+    hypernetwork's parameters are far wider than its primary net's activations. Otherwise
+    the largest dimension of its 2-D parameters, an upper bound (the input dimension of the
+    first layer is counted although it is shared by all samples).
     """
+    for module in model.modules():
+        if (width := getattr(module, "activation_width", None)) is not None:
+            return int(width)
     dims = [max(p.shape) for p in model.parameters() if p.dim() == 2]
     return max(dims, default=_FALLBACK_WIDTH)
 

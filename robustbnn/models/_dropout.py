@@ -2,15 +2,16 @@
 
 On CPU, drawing the masks costs more than the matmuls of an MC-dropout pass (PROTOCOLS.md
 §8.6). ``torch.rand`` spends one 32-bit Mersenne-Twister draw and a float conversion per
-element; when the drop rate is a multiple of 1/256 (0.5, 0.25, ...) a mask only needs one
-uniform byte per element, and one full-range 64-bit draw gives eight of them.
-``benchmarks/bench_dropout.py`` measures the gain.
+element; when the drop rate is a multiple of 1/256 (0.25, ...) a mask only needs one uniform
+byte per element, one full-range 64-bit draw giving eight of them; at p = 1/2, the papers'
+rate, it needs one bit, so a 64-bit draw gives sixty-four. ``benchmarks/bench_dropout.py``
+measures the gain.
 
-Masks are applied by multiplication with a float 0/1 mask written directly by the comparison
-(``torch.ge(..., out=float)``): on CPU ``torch.where(bool, h, 0)`` costs four times a
-multiplication (``benchmarks/bench_sampling.py``). Callers that feed the dropped activations
-into a linear layer fold the 1/(1 − p) rescaling into that layer's GEMM (``addmm``'s
-``alpha``) instead of spending a pass on it.
+Masks are applied by multiplying with a float 0/1 mask that the comparison writes directly
+(``torch.ge(..., out=float)``): on 2 CPU cores ``torch.where(bool, h, 0)`` took four times as
+long as a multiplication (36 against 9 ms for 6.4 million elements). Callers that feed the
+dropped activations into a linear layer fold the 1/(1 − p) rescaling into that layer's GEMM
+(``addmm``'s ``alpha``) instead of spending a pass on it.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ def keep_mask(
 ) -> Tensor:
     """A boolean mask whose elements are independent Bernoulli(1 − p) draws.
 
-    Rates that are multiples of 1/256 compare uniform random bytes with the threshold
-    256·p, which keeps an element with probability exactly 1 − p; other rates compare
-    ``torch.rand`` with ``p``.
+    The draws of :func:`keep_weights` (the same ones under the same generator state): one
+    random bit per element at p = 1/2, a uniform byte compared with 256·p at other multiples
+    of 1/256 (so an element is kept with probability exactly 1 − p), else ``torch.rand``.
 
     Args:
         shape: Shape of the mask.
@@ -51,11 +52,10 @@ def keep_mask(
     Returns:
         ``True`` where the element is kept, shape ``shape``.
     """
-    device = torch.device("cpu") if device is None else torch.device(device)
-    q = p * 256
-    if 0 < q < 256 and q == int(q):
-        return _random_bytes(math.prod(shape), generator, device).view(shape) >= int(q)
-    return torch.rand(shape, generator=generator, device=device) >= p
+    return keep_weights(shape, p, generator=generator, device=device, dtype=torch.uint8).bool()
+
+
+_BIT_VALUES = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
 
 
 def keep_weights(
@@ -66,16 +66,24 @@ def keep_weights(
     device: torch.device | str | None = None,
     dtype: torch.dtype = torch.float32,
 ) -> Tensor:
-    """:func:`keep_mask` as a float tensor of 0s and 1s (the same draws from ``generator``).
+    """A float tensor of 0s and 1s, each 1 with probability 1 − p, independently.
 
-    The comparison writes the floats itself, so the mask costs one pass over its bytes.
+    At p = 1/2 (every dropout rate of the papers) each element costs one random bit, unpacked
+    from uniform bytes: an eighth of the generator's work for a byte mask. Other multiples of
+    1/256 compare a uniform byte with 256·p, as :func:`keep_mask`; other rates ``torch.rand``.
+    The comparison writes the floats itself, so the mask costs one pass over its elements.
     """
     device = torch.device("cpu") if device is None else torch.device(device)
+    n = math.prod(shape)
+    if p == 0.5:  # one random bit per element: every bit of a uniform 64-bit word is fair
+        packed = _random_bytes(-(-n // 8), generator, device)  # (ceil(n / 8),)
+        bits = packed.unsqueeze(-1).bitwise_and(_BIT_VALUES.to(device))  # (ceil(n / 8), 8)
+        out = torch.empty(bits.shape, dtype=dtype, device=device)
+        return torch.ne(bits, 0, out=out).view(-1)[:n].view(shape)
     out = torch.empty(shape, dtype=dtype, device=device)
     q = p * 256
     if 0 < q < 256 and q == int(q):
-        return torch.ge(_random_bytes(out.numel(), generator, device).view(shape), int(q),
-                        out=out)
+        return torch.ge(_random_bytes(n, generator, device).view(shape), int(q), out=out)
     return torch.ge(torch.rand(shape, generator=generator, device=device), p, out=out)
 
 

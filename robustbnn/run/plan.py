@@ -67,12 +67,14 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
     cfg = spec.cfg
     train = _train(spec, name, None)
     n_test = len(bench_data(spec).test)
-    clean = Cell("clean", name, {N.S_EVAL: cfg.s_eval, "n_test": n_test}, (train.id,),
+    # memory_mb decides which Monte Carlo draws serve which examples: part of every id.
+    clean = Cell("clean", name, {N.S_EVAL: cfg.s_eval, "n_test": n_test,
+                                 "memory_mb": cfg.memory_mb}, (train.id,),
                  f"clean {name}")
     cells = [train, clean]
     both = (train.id, clean.id)
     base = {N.OBJECTIVE: cfg.attack_objective, N.LABEL: cfg.attack_label, N.CLIP: cfg.attack_clip,
-            N.S_EVAL: cfg.s_eval}
+            N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
     stochastic = MODELS.get(name).stochastic
     for attack in cfg.attacks:
         if attack == "fgsm":
@@ -87,7 +89,7 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                           N.S_ATTACK: cfg.targeted_s_attack if stochastic else 1,
                           N.OBJECTIVE: cfg.attack_objective, N.TARGET: 0,
                           "every": cfg.targeted_every, N.N: cfg.n_targeted,
-                          N.S_EVAL: cfg.s_eval}
+                          N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
                 cells.append(Cell("targeted", name, params, (train.id,), f"targeted {name}"))
         else:
             for eps in cfg.pgd_eps:
@@ -95,7 +97,8 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                     params = {"attack": attack, N.EPS: float(eps), N.S_ATTACK: s,
                               N.STEPS: cfg.pgd_steps, N.RESTARTS: cfg.pgd_restarts,
                               N.STEP_SIZE: cfg.pgd_step_size, N.OBJECTIVE: cfg.pgd_objective,
-                              N.LABEL: cfg.attack_label, N.N: cfg.n_pgd, N.S_EVAL: cfg.s_eval}
+                              N.LABEL: cfg.attack_label, N.N: cfg.n_pgd, N.S_EVAL: cfg.s_eval,
+                              "memory_mb": cfg.memory_mb}
                     cells.append(Cell("attack", name, params, both,
                                       f"{attack} {name} eps={eps:g} S={s}"))
     sets = [ood for ood in cfg.ood if parse_heldout(ood) is None]
@@ -103,13 +106,14 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
     if sets and cfg.ood_in_split != "test":
         split = cfg.ood_in_split
         params = {"split": split, N.N: len(getattr(bench_data(spec), split)),
-                  N.S_EVAL: cfg.s_eval}
+                  N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
         indist = Cell("indist", name, params, (train.id,), f"in-dist {name} {split}")
         cells.append(indist)
         scored = (train.id, indist.id)
     for ood in sets:
         params = {"set": ood, "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
-                  "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split}
+                  "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
+                  "memory_mb": cfg.memory_mb}
         cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}"))
     return cells
 
@@ -159,7 +163,7 @@ def build_plan(spec: RunSpec) -> Plan:
             if cfg.heldout_models and name not in cfg.heldout_models:
                 continue
             train = _train(spec, name, k)
-            params = {"k": k, N.S_EVAL: cfg.s_eval}
+            params = {"k": k, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
             if cfg.ood_in_split != "test":
                 params["in_split"] = cfg.ood_in_split
             cells += [train, Cell("heldout", name, params, (train.id,),

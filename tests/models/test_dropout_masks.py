@@ -61,3 +61,20 @@ def test_dropout_rate_zero_is_identity_and_bad_rates_raise() -> None:
     for p in (1.0, -0.1):
         with pytest.raises(ValueError, match="dropout rate"):
             dropout(h, p, _gen(0))
+
+
+@pytest.mark.parametrize("p", [0.5, 0.25, 0.3])
+def test_keep_weights_are_fair_zero_one_floats(p: float) -> None:
+    from robustbnn.models._dropout import keep_weights
+
+    shape = (37, 11, 13)  # 5,291 elements: not a multiple of 8 or 64
+    m = keep_weights(shape, p, generator=torch.Generator().manual_seed(0))
+    assert m.shape == shape and m.dtype == torch.float32 and m.is_contiguous()
+    assert set(m.unique().tolist()) <= {0.0, 1.0}
+    again = keep_weights(shape, p, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(m, again)
+    big = keep_weights((64_000, 8), p, generator=torch.Generator().manual_seed(1))
+    # every bit position of the packed bytes is Bernoulli(1 − p): std error 0.0019 per column
+    torch.testing.assert_close(big.mean(0), torch.full((8,), 1 - p), atol=0.01, rtol=0)
+    corr = torch.corrcoef(torch.stack([big[:, :-1].flatten(), big[:, 1:].flatten()]))[0, 1]
+    assert abs(corr.item()) < 0.01  # neighbouring bits are independent

@@ -12,6 +12,7 @@ import torch
 
 from robustbnn.config import TrainConfig
 from robustbnn.ood import UNCERTAINTIES
+from robustbnn.predict import DEFAULT_MEMORY_MB
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.figures import write_figures
 from robustbnn.report.schema import Result, setting
@@ -40,6 +41,7 @@ def _run(task: str, params: dict, model, x, y, *, s_eval: int = 2, seed: int = 3
     spec = RunSpec(dataclasses.replace(BenchConfig(), seed=seed, s_eval=s_eval), None, False,
                    "cpu", "unused")
     data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
+    params = {"memory_mb": DEFAULT_MEMORY_MB, **params}  # as the plan adds to every cell
     ctx = Context(Cell(task, name, params), spec, data, Checked(model, name))
     return [Result.from_json(r) for r in TASKS.get(task)(ctx).rows]
 

@@ -55,7 +55,7 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
     adversarial points (omitted when all are one kind).
     """
     probs = sample_probs(ctx.model, x_adv, ctx.cfg.s_eval, generator=ctx.gen("eval", str(knobs)),
-                         memory_mb=ctx.cfg.memory_mb)
+                         memory_mb=ctx.params["memory_mb"])
     wrong = (probs.mean(0).argmax(-1) != y).double().cpu().numpy()
     rows = [ctx.result(task, knobs, "", N.ACCURACY, 1 - wrong.mean())]
     for measure, score in uncertainty_scores(probs).items():
@@ -75,4 +75,4 @@ def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:
     """S_eval fresh posterior probabilities (S, B, C) of ``x`` from stream ``keys``."""
     with torch.no_grad():
         return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys),
-                            memory_mb=ctx.cfg.memory_mb)
+                            memory_mb=ctx.params["memory_mb"])

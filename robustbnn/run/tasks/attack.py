@@ -38,7 +38,7 @@ def run(ctx: Context) -> CellOutcome:
     attack = build_attack(p["attack"], p)
     x, y = ctx.test_head(p[N.N])
     gen = ctx.gen("attack")
-    batch = max(1, chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True) // p[N.S_ATTACK])
+    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // p[N.S_ATTACK])
     x_adv = torch.cat([attack(ctx.model, x[i : i + batch], y[i : i + batch], generator=gen)
                        for i in range(0, x.shape[0], batch)]).detach()
     knobs = {k: p[k] for k in (N.EPS, N.S_ATTACK) } | {N.S_EVAL: ctx.cfg.s_eval}

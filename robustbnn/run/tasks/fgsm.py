@@ -40,7 +40,7 @@ def run(ctx: Context) -> CellOutcome:
     p = ctx.params
     attack = attack_of(p)
     x, y = ctx.test_head(p[N.N])
-    batch = max(1, chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True) // attack.n_samples)
+    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // attack.n_samples)
     gen = ctx.gen("attack")
     direction = torch.cat([attack.direction(ctx.model, x[i : i + batch], y[i : i + batch],
                                             generator=gen)

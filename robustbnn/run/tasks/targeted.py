@@ -22,10 +22,11 @@ def run(ctx: Context) -> CellOutcome:
                            objective=p[N.OBJECTIVE], target_class=p[N.TARGET],
                            checkpoint_every=p["every"])
     x, y = exclude_target(*ctx.test_head(p[N.N]), attack.target_class)
+    memory_mb = ctx.params["memory_mb"]
     curve = targeted_curve(ctx.model, x, y, attack, s_eval=ctx.cfg.s_eval,
                            attack_generator=ctx.gen("attack"), eval_generator=ctx.gen("eval"),
-                           rows_per_chunk=chunk_rows(ctx.model, ctx.cfg.memory_mb, grad=True),
-                           memory_mb=ctx.cfg.memory_mb)
+                           rows_per_chunk=chunk_rows(ctx.model, memory_mb, grad=True),
+                           memory_mb=memory_mb)
     rows = []
     for point in curve:
         knobs = {N.STEP: int(point["step"]), N.STEP_SIZE: attack.step_size,
