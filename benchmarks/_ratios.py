@@ -93,7 +93,8 @@ def summary_lines() -> list[str]:
     if not _ROWS:
         return []
     lines = [f"robustbnn benchmark ratios ({machine()})",
-             "| group | ours | baseline | baseline value | our value | ratio |", "|---|---|---|---|---|---|"]
+             "| group | ours | baseline | baseline value | our value | ratio |",
+             "|---|---|---|---|---|---|"]
     lines += [f"| {group} | {name} | {base} | {base_value:.4g} | {value:.4g} | {ratio:.2f} |"
               for group, name, base, base_value, value, ratio in _ROWS]
     return lines
