@@ -26,6 +26,7 @@ import pytest
 import torch
 from torch import nn
 
+from benchmarks._nets import standard_dropout_mlp
 from benchmarks._ratios import measure
 from robustbnn.attacks._grad import mc_loss
 from robustbnn.attacks.fgsm import FGSM
@@ -35,9 +36,10 @@ from robustbnn.models import MODELS
 S, B, EPS = 32, 500, 0.1
 MODEL_NAMES = ("mc_dropout", "bbb_gaussian", "bhn_iaf", "mvn")
 HIDDEN = (400, 400)  # 784-400-400-10 (mvn keeps its own 784-100-10)
-# The non-default samplers, for the record (defaults: bbb "first", mvn "all").
+# The non-default samplers, for the record (defaults: bbb "first", mvn "all", MC dropout
+# "per_sample").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
-            ("mvn", "local_reparam", "none")]
+            ("mvn", "local_reparam", "none"), ("mc_dropout", "mc_masks", "per_example")]
 
 
 def build(name: str, device: torch.device, **changes: object) -> nn.Module:
@@ -56,16 +58,6 @@ def inputs(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     gen = torch.Generator().manual_seed(1)
     x = torch.rand(B, 1, 28, 28, generator=gen)
     return x.to(device), torch.randint(0, 10, (B,), generator=gen).to(device)
-
-
-def standard_dropout_mlp(model: nn.Module) -> nn.Sequential:
-    """The MC-dropout registry model as the plain ``nn.Dropout`` MLP users would write."""
-    layers: list[nn.Module] = [nn.Flatten()]
-    for i, linear in enumerate(model.layers):
-        layers.append(linear)
-        if i < len(model.layers) - 1:
-            layers += [nn.ReLU(), nn.Dropout(model.p)]
-    return nn.Sequential(*layers)
 
 
 def loop_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor,

@@ -3,9 +3,11 @@
 Run with ``pytest benchmarks/bench_predictive.py``. Per model (784-400-400-10 at its config
 defaults; ``mvn``, ``vhn`` and ``bhn_full`` at their own nets), the baseline is a loop over
 samples, ``softmax(sample_logits(x, 1))`` a hundred times, as torch-uncertainty and
-laplace-torch evaluate; ours is :func:`robustbnn.predict.sample_probs`, the harness's
-chunked path. Both return the (S, N, C) probabilities. Models are untrained: the cost of a
-forward pass does not depend on the weights' values.
+laplace-torch evaluate (for the dropout family also the loop over the equivalent
+``nn.Dropout`` MLP in train mode, torch-uncertainty's MC-dropout wrapper); ours is
+:func:`robustbnn.predict.sample_probs`, the harness's chunked path. Both return the (S, N, C)
+probabilities. Models are untrained: the cost of a forward pass does not depend on the
+weights' values.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 import torch
 from torch import nn
 
+from benchmarks._nets import standard_dropout_mlp
 from benchmarks._ratios import measure
 from robustbnn.data.registry import load_dataset
 from robustbnn.models import MODELS
@@ -24,9 +27,12 @@ from robustbnn.predict import sample_probs
 S = 100
 OWN_NETS = {"mvn", "vhn", "bhn_full"}  # their configs' nets (784-100-10 and smaller)
 STOCHASTIC = tuple(n for n in MODELS.names() if MODELS.get(n).stochastic)
-# The non-default samplers, for the record (defaults: bbb "first", mvn "all").
+DROPOUT_FAMILY = ("mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
+# The non-default samplers, for the record (defaults: bbb "first", mvn "all", MC dropout
+# "per_sample").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
-            ("mvn", "local_reparam", "none")]
+            ("mvn", "local_reparam", "none"), ("mc_dropout", "mc_masks", "per_example"),
+            ("bbalpha_05", "mc_masks", "per_example")]
 
 
 def build(name: str, device: torch.device, **changes: object) -> nn.Module:
@@ -58,6 +64,20 @@ def test_loop_over_samples(benchmark: object, name: str, device: torch.device,
     measure(benchmark, f"predictive_S100[{name}]", "loop", loop, build(name, device),
             test_images, torch.Generator(device).manual_seed(2), baseline=True,
             rounds=3, device=device)
+
+
+def nn_dropout_loop(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with torch.no_grad():
+        return torch.stack([net(x).softmax(-1) for _ in range(S)])
+
+
+@pytest.mark.parametrize("name", DROPOUT_FAMILY)
+def test_loop_over_a_standard_dropout_mlp(benchmark: object, name: str, device: torch.device,
+                                          test_images: torch.Tensor) -> None:
+    """torch-uncertainty's MC-dropout loop: ``nn.Dropout`` in train mode, a mask per example."""
+    net = standard_dropout_mlp(build(name, device)).train()
+    measure(benchmark, f"predictive_S100[{name}]", "loop_nn_dropout", nn_dropout_loop, net,
+            test_images, baseline=True, rounds=3, device=device)
 
 
 @pytest.mark.parametrize("name", STOCHASTIC)

@@ -35,3 +35,17 @@ def build(name: str, *, in_shape=(1, 6, 7), num_classes: int = 7, seed: int = 0,
     small = {k: v for k, v in {"hidden": (11, 13)}.items() if k in fields}
     cfg = dataclasses.replace(cfg, **{**small, **changes})
     return spec.build(cfg, in_shape, num_classes, torch.Generator().manual_seed(seed))
+
+
+def dropout_masks(mode: str, n_samples: int, batch: int, width: int, p: float,
+                  generator: torch.Generator) -> Tensor:
+    """The 0/1 keep masks a dropout model's ``sample_logits`` draws, in its draw order.
+
+    ``"per_example"``: shape (S, B, width); ``"per_sample"``: (S, 1, width), one mask per
+    sample shared by the batch (``robustbnn.models._kept_units`` draws the same bits).
+    """
+    from robustbnn.models._dropout import keep_mask
+
+    if mode == "per_example":
+        return keep_mask((n_samples, batch, width), p, generator=generator).float()
+    return keep_mask((n_samples, width), p, generator=generator).float().unsqueeze(1)

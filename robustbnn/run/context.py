@@ -26,6 +26,9 @@ from robustbnn.types import check_sample_logits
 
 __all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images"]
 
+# Model attributes that say how test-time samples are drawn; each becomes a result knob.
+SAMPLER_KNOBS = ("local_reparam", "mc_masks")
+
 
 def make_generator(device: torch.device | str, seed: int | str, *keys: str) -> torch.Generator:
     """A generator for one stream, derived from a seed or a cell id and stream names.
@@ -169,12 +172,14 @@ class Context:
                value: float, *, dataset: str | None = None) -> dict[str, Any]:
         """One tidy result row of this cell, as JSON data (dataset: the run's by default).
 
-        A model with a choice of sampler (``local_reparam``: BbB, mvn) adds it to the
-        setting, so every number says how its samples were drawn.
+        A model with a choice of sampler (``local_reparam``: BbB, mvn; ``mc_masks``: MC
+        dropout, BB-α) adds it to the setting, so every number says how its samples were
+        drawn.
         """
-        sampler = getattr(getattr(self.model, "model", None), "local_reparam", None)
-        if sampler is not None:
-            knobs = {**knobs, "local_reparam": sampler}
+        inner = getattr(self.model, "model", None)
+        for knob in SAMPLER_KNOBS:
+            if (sampler := getattr(inner, knob, None)) is not None:
+                knobs = {**knobs, knob: sampler}
         row = Result(self.cell.model, self.cfg.seed, task, dataset or self.data.name,
                      setting(**knobs), measure, metric, float(value))
         return row.to_json()

@@ -44,7 +44,8 @@ def dropout_reference(model, x: Tensor, seed: int) -> Tensor:  # noqa: ANN001
     torch.manual_seed(seed)
     out = []
     for _ in range(S):
-        h = F.dropout(x.flatten(1), model.head_p, training=True)
+        h = x.flatten(1) if model.features is None else model.features(x)
+        h = F.dropout(h, model.head_p, training=True)
         for i, layer in enumerate(model.layers):
             h = F.linear(h, layer.weight, layer.bias)
             if i < len(model.layers) - 1:
@@ -136,9 +137,12 @@ def bhn_full_reference(model, x: Tensor, gen: torch.Generator) -> Tensor:  # noq
 
 
 CASES = {
-    "mc_dropout": ({}, "dropout"),
+    "mc_dropout": ({}, "dropout"),  # mc_masks "per_sample": kept-unit sub-networks
+    "mc_dropout+per_example": ({"mc_masks": "per_example"}, "dropout"),
+    "mc_dropout+cnn": ({"arch": "cnn", "cnn_channels": (2, 3), "cnn_hidden": (9,)}, "dropout"),
     "bbalpha_0": ({}, "dropout"),
     "bbalpha_05": ({}, "dropout"),
+    "bbalpha_05+per_example": ({"mc_masks": "per_example"}, "dropout"),
     "bbalpha_1": ({}, "dropout"),
     "bbb_gaussian": ({"rho_init": -1.0}, "bbb"),  # local_reparam "first"
     "bbb_gaussian+none": ({"rho_init": -1.0, "local_reparam": "none"}, "bbb"),

@@ -9,9 +9,8 @@ from torch import nn
 from robustbnn.config import override
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
-from robustbnn.models._dropout import keep_mask
 from robustbnn.models.nets import ConvFeatures, init_conv_, init_linear_
-from tests._toys import build
+from tests._toys import build, dropout_masks
 
 S, B, C = 3, 5, 7
 CNN_MODELS = ("mlp", "dropout", "mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
@@ -82,13 +81,14 @@ def test_cnn_has_no_dropout_before_the_convs() -> None:
     torch.testing.assert_close(out[0], out[1], rtol=0, atol=0)
 
 
-def test_cnn_drops_the_conv_features() -> None:
-    model = build("mc_dropout", arch="cnn", cnn_hidden=(9,))
+@pytest.mark.parametrize("mode", ["per_sample", "per_example"])
+def test_cnn_drops_the_conv_features(mode: str) -> None:
+    model = build("mc_dropout", arch="cnn", cnn_hidden=(9,), mc_masks=mode)
     x = torch.rand(B, 1, 6, 7)
     feats = model.features(x)
     g = _gen(4)
-    h = feats * keep_mask((S, B, 32), 0.5, generator=g) / 0.5
-    h = model.layers[0](h).relu() * keep_mask((S, B, 9), 0.5, generator=g) / 0.5
+    h = feats * dropout_masks(mode, S, B, 32, 0.5, g) / 0.5
+    h = model.layers[0](h).relu() * dropout_masks(mode, S, B, 9, 0.5, g) / 0.5
     torch.testing.assert_close(model.sample_logits(x, S, generator=_gen(4)), model.layers[1](h))
 
 

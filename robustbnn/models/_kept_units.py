@@ -1,0 +1,101 @@
+"""MC dropout as a draw of sub-networks: each posterior sample computes only its kept units.
+
+Dropout at test time is a distribution over weights (Gal & Ghahramani 2016, §3): a mask on
+the units entering a layer zeroes whole columns of its weight matrix, and a mask on the units
+leaving it (the next layer's input mask) makes whole rows irrelevant. When one mask per
+posterior sample is shared by the examples of a batch (``mc_masks="per_sample"``), sample s
+is the sub-network ``W[kept_out_s][:, kept_in_s]``, and its pass does only that work: at
+p = 1/2 a hidden-to-hidden GEMM shrinks to about a quarter and the last layer's to a half.
+Every example's S draws are independent masks of the same Bernoulli(1 − p) law as with a
+fresh mask per example (``"per_example"``, what ``F.dropout`` on a tiled batch gives), so
+each example's predictive, and each example's Monte Carlo gradient, has the same
+distribution; only the correlation between examples of one sample changes, which nothing
+computed per example sees (as the local reparameterisation, :mod:`._local_reparam`, changes
+it the other way). Training never uses it: the losses keep a mask per example.
+
+The kept units of a sample are a variable number; a block of samples is padded to the
+largest count with units whose weight columns are zeroed, so the block is one batched GEMM
+per layer (``baddbmm``) on any device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from torch import Tensor, nn
+
+from robustbnn.errors import ConfigError
+from robustbnn.models._dropout import keep_mask
+
+MC_MASKS = ("per_sample", "per_example")
+
+
+def check_mc_masks(mode: str, owner: str) -> None:
+    """Raise ``ConfigError`` naming the known values for an unknown ``mc_masks``."""
+    if mode not in MC_MASKS:
+        raise ConfigError(f"{owner}: unknown mc_masks {mode!r}; known: {list(MC_MASKS)} "
+                          f"(set it with --set {owner}.mc_masks=per_example)")
+
+
+def kept_units(n_samples: int, width: int, p: float, generator: torch.Generator | None,
+               device: torch.device) -> tuple[Tensor, Tensor]:
+    """Each sample's kept units out of ``width``, padded to the largest count K.
+
+    Returns:
+        ``index`` (S, K): the kept units of each sample in ascending order, then padding
+        (indices of dropped units); ``valid`` (S, K): 1.0 for a kept unit, 0.0 for padding.
+    """
+    keep = keep_mask((n_samples, width), p, generator=generator, device=device)  # (S, D)
+    counts = keep.sum(1, keepdim=True)  # (S, 1)
+    k = int(counts.max())
+    # A stable sort of "dropped" puts the kept units first, in ascending order.
+    index = torch.sort((~keep).to(torch.uint8), dim=1, stable=True).indices[:, :k]  # (S, K)
+    valid = (torch.arange(k, device=device) < counts).float()  # (S, K)
+    return index, valid
+
+
+def kept_unit_pass(h: Tensor, layers: Sequence[nn.Linear], act: Callable[[Tensor], Tensor],
+                   p_in: float, p: float, n_samples: int,
+                   generator: torch.Generator | None) -> Tensor:
+    """``n_samples`` dropout sub-networks applied to a shared input, one mask per sample.
+
+    Args:
+        h: The input of ``layers[0]``, shared by all samples, shape (B, D).
+        layers: The dense layers from here to the output.
+        act: The hidden nonlinearity (after every layer but the last).
+        p_in: Drop rate on ``h`` (> 0).
+        p: Drop rate after every hidden layer.
+        n_samples: S.
+        generator: Source of the masks.
+
+    Returns:
+        Logits, shape (S, B, C). Inverted dropout's 1/(1 − p) is folded into the weights.
+    """
+    index, valid = kept_units(n_samples, h.shape[1], p_in, generator, h.device)
+    # (B, S·K) → (S, B, K): each sample's kept inputs, gathered once.
+    x = h.index_select(1, index.flatten()).view(h.shape[0], *index.shape).transpose(0, 1)
+    col = valid.mul_(1.0 / (1.0 - p_in)).to(h.dtype)  # (S, K): padding and rescaling
+    last = len(layers) - 1
+    for i, layer in enumerate(layers):
+        wt = layer.weight.t()  # (in, out)
+        out_index = out_valid = None
+        if i < last and p > 0:
+            out_index, out_valid = kept_units(n_samples, wt.shape[1], p, generator, h.device)
+            w = wt[index.unsqueeze(-1), out_index.unsqueeze(1)]  # (S, K_in, K_out)
+        else:
+            w = wt[index]  # (S, K_in, out)
+        w = w * col.unsqueeze(-1)
+        if layer.bias is None:
+            x = torch.bmm(x, w)
+        else:
+            bias = layer.bias if out_index is None else layer.bias[out_index]  # (S?, K_out)
+            x = torch.baddbmm(bias.unsqueeze(-2).expand(n_samples, 1, -1), x, w)
+        if i < last:
+            x = act(x)
+            if out_index is not None:
+                index, col = out_index, out_valid.mul_(1.0 / (1.0 - p)).to(h.dtype)
+            else:  # no dropout after this layer: every unit enters the next one
+                index = torch.arange(wt.shape[1], device=h.device).expand(n_samples, -1)
+                col = torch.ones(index.shape, dtype=h.dtype, device=h.device)
+    return x  # (S, B, C)
