@@ -56,9 +56,9 @@ def kept_units(n_samples: int, width: int, p: float, generator: torch.Generator 
 
 
 def kept_unit_pass(h: Tensor, layers: Sequence[nn.Linear], act: Callable[[Tensor], Tensor],
-                   p_in: float, p: float, n_samples: int,
+                   p_in: float, p: float, blocks: Sequence[int],
                    generator: torch.Generator | None) -> Tensor:
-    """``n_samples`` dropout sub-networks applied to a shared input, one mask per sample.
+    """Dropout sub-networks applied to a shared input, one mask per sample.
 
     Args:
         h: The input of ``layers[0]``, shared by all samples, shape (B, D).
@@ -66,26 +66,43 @@ def kept_unit_pass(h: Tensor, layers: Sequence[nn.Linear], act: Callable[[Tensor
         act: The hidden nonlinearity (after every layer but the last).
         p_in: Drop rate on ``h`` (> 0).
         p: Drop rate after every hidden layer.
-        n_samples: S.
+        blocks: Sizes of the sample blocks, one batched pass each (S = their sum).
         generator: Source of the masks.
 
     Returns:
         Logits, shape (S, B, C). Inverted dropout's 1/(1 − p) is folded into the weights.
     """
-    index, valid = kept_units(n_samples, h.shape[1], p_in, generator, h.device)
-    # (B, S·K) → (S, B, K): each sample's kept inputs, gathered once.
-    x = h.index_select(1, index.flatten()).view(h.shape[0], *index.shape).transpose(0, 1)
-    col = valid.mul_(1.0 / (1.0 - p_in)).to(h.dtype)  # (S, K): padding and rescaling
+    # Row-major copies shared by the blocks: samples gather rows of hᵀ (their kept inputs)
+    # and rows of each Wᵀ (the kept inputs of the layer).
+    h_t = h.t().contiguous()  # (D, B)
+    weights = [layer.weight.t().contiguous() for layer in layers]  # (in, out) each
+    out = [_block(h_t, weights, layers, act, p_in, p, n, generator) for n in blocks]
+    return out[0] if len(out) == 1 else torch.cat(out)  # (S, B, C)
+
+
+def _block(h_t: Tensor, weights: Sequence[Tensor], layers: Sequence[nn.Linear],
+           act: Callable[[Tensor], Tensor], p_in: float, p: float, n_samples: int,
+           generator: torch.Generator | None) -> Tensor:
+    """One block of :func:`kept_unit_pass`: ``n_samples`` sub-networks, (S, B, C)."""
+    index, valid = kept_units(n_samples, h_t.shape[0], p_in, generator, h_t.device)
+    # Each sample's kept inputs as rows of hᵀ: (S·K, B) → (S, B, K), a transposed operand
+    # that the batched GEMM takes without a copy (measured 2.3× faster than gathering
+    # columns of h).
+    x = h_t.index_select(0, index.flatten()).view(*index.shape, -1).transpose(1, 2)
+    col = valid.mul_(1.0 / (1.0 - p_in)).to(h_t.dtype)  # (S, K): padding and rescaling
     last = len(layers) - 1
-    for i, layer in enumerate(layers):
-        wt = layer.weight.t()  # (in, out)
+    for i, (layer, wt) in enumerate(zip(layers, weights, strict=True)):
+        # The kept inputs' rows, then (below) the kept outputs' columns: an index_select and
+        # a gather, 2.5× faster than one two-index lookup.
+        w = wt.index_select(0, index.flatten()).view(*index.shape, -1)  # (S, K_in, out)
         out_index = out_valid = None
         if i < last and p > 0:
-            out_index, out_valid = kept_units(n_samples, wt.shape[1], p, generator, h.device)
-            w = wt[index.unsqueeze(-1), out_index.unsqueeze(1)]  # (S, K_in, K_out)
-        else:
-            w = wt[index]  # (S, K_in, out)
-        w = w * col.unsqueeze(-1)
+            out_index, out_valid = kept_units(n_samples, wt.shape[1], p, generator,
+                                              h_t.device)
+            w = torch.gather(w, 2, out_index.unsqueeze(1).expand(-1, w.shape[1], -1))
+        # (S, K_in, K_out); index_select and gather keep neither input nor output for the
+        # backward pass, so the scaling may be in place.
+        w = w.mul_(col.unsqueeze(-1))
         if layer.bias is None:
             x = torch.bmm(x, w)
         else:
@@ -94,8 +111,8 @@ def kept_unit_pass(h: Tensor, layers: Sequence[nn.Linear], act: Callable[[Tensor
         if i < last:
             x = act(x)
             if out_index is not None:
-                index, col = out_index, out_valid.mul_(1.0 / (1.0 - p)).to(h.dtype)
+                index, col = out_index, out_valid.mul_(1.0 / (1.0 - p)).to(h_t.dtype)
             else:  # no dropout after this layer: every unit enters the next one
-                index = torch.arange(wt.shape[1], device=h.device).expand(n_samples, -1)
-                col = torch.ones(index.shape, dtype=h.dtype, device=h.device)
+                index = torch.arange(wt.shape[1], device=h_t.device).expand(n_samples, -1)
+                col = torch.ones(index.shape, dtype=h_t.dtype, device=h_t.device)
     return x  # (S, B, C)
