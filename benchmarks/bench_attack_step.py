@@ -36,10 +36,10 @@ from robustbnn.models import MODELS
 S, B, EPS = 32, 500, 0.1
 MODEL_NAMES = ("mc_dropout", "bbb_gaussian", "bhn_iaf", "mvn")
 HIDDEN = (400, 400)  # 784-400-400-10 (mvn keeps its own 784-100-10)
-# The non-default samplers, for the record (defaults: bbb "first", mvn "all", MC dropout
-# "per_sample").
+# The non-default samplers, for the record (defaults: bbb "first", mvn "all", MC dropout's
+# attack_masks "per_sample").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
-            ("mvn", "local_reparam", "none"), ("mc_dropout", "mc_masks", "per_example")]
+            ("mvn", "local_reparam", "none"), ("mc_dropout", "attack_masks", "per_example")]
 
 
 def build(name: str, device: torch.device, **changes: object) -> nn.Module:

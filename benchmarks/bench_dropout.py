@@ -8,8 +8,6 @@ asserts a time.
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 
@@ -81,10 +79,7 @@ def mc_dropout_net() -> tuple[torch.nn.Module, torch.Tensor]:
     from robustbnn.models import MODELS
 
     spec = MODELS.get("mc_dropout")
-    # A mask per example: the path where mask generation is most of the work (per-sample
-    # masks draw S × H bits, not S × B × H).
-    cfg = dataclasses.replace(spec.config(), mc_masks="per_example")
-    model = spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0))
+    model = spec.build(spec.config(), (1, 28, 28), 10, torch.Generator().manual_seed(0))
     return model, torch.rand(1000, 1, 28, 28, generator=torch.Generator().manual_seed(1))
 
 

@@ -28,11 +28,9 @@ S = 100
 OWN_NETS = {"mvn", "vhn", "bhn_full"}  # their configs' nets (784-100-10 and smaller)
 STOCHASTIC = tuple(n for n in MODELS.names() if MODELS.get(n).stochastic)
 DROPOUT_FAMILY = ("mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
-# The non-default samplers, for the record (defaults: bbb "first", mvn "all", MC dropout
-# "per_sample").
+# The non-default samplers, for the record (defaults: bbb "first", mvn "all").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
-            ("mvn", "local_reparam", "none"), ("mc_dropout", "mc_masks", "per_example"),
-            ("bbalpha_05", "mc_masks", "per_example")]
+            ("mvn", "local_reparam", "none")]
 
 
 def build(name: str, device: torch.device, **changes: object) -> nn.Module:

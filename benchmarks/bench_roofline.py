@@ -3,7 +3,7 @@
 Run with ``pytest benchmarks/bench_roofline.py``. Input gradients only, no weight gradients;
 the first layer is shared by all samples. Two samplers, two sets of GEMMs:
 
-**A mask per example** (``mc_masks="per_example"``) does six GEMMs:
+**A mask per example** (``attack_masks="per_example"``) does six GEMMs:
 
 =========  ==========================================  ===========
 pass       GEMM (rows × inner → cols)                  GFLOP
@@ -80,7 +80,7 @@ def test_gemms_only(benchmark: object, device: torch.device, mode: str) -> None:
 
 def _step(device: torch.device, mode: str) -> object:
     spec = MODELS.get("mc_dropout")
-    cfg = dataclasses.replace(spec.config(), hidden=(400, 400), mc_masks=mode)
+    cfg = dataclasses.replace(spec.config(), hidden=(400, 400), attack_masks=mode)
     model = spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0)).to(device)
     model.requires_grad_(False)
     gen = torch.Generator().manual_seed(1)

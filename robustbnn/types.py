@@ -19,6 +19,13 @@ class BayesianClassifier(Protocol):
     not depend on ``train()``/``eval()`` mode, it threads ``generator`` to every random call,
     and it leaves the module's parameters unchanged. Deterministic models return ``S``
     identical slices.
+
+    Optionally, ``attack_logits(x, n_samples, *, generator)``, with the same signature and
+    shape, gives the samples of attack gradients: every example's samples must have the
+    distribution of ``sample_logits``, but the examples of a batch may share draws when that
+    is cheaper (MC dropout: one mask per sample, ``robustbnn.models._kept_units``). Attacks
+    use it when a model has it (:func:`attack_samples`); evaluation never does, because draws
+    shared across examples widen the spread of statistics over examples such as AUROC.
     """
 
     num_classes: int
@@ -28,6 +35,14 @@ class BayesianClassifier(Protocol):
     ) -> Tensor:
         """Logits of ``n_samples`` posterior samples, shape (S, B, C)."""
         ...
+
+
+def attack_samples(model: torch.nn.Module, x: Tensor, n_samples: int,
+                   generator: torch.Generator | None) -> Tensor:
+    """The samples an attack differentiates: ``model.attack_logits`` if defined, else
+    ``model.sample_logits``, shape (S, B, C) (unchecked)."""
+    sample = getattr(model, "attack_logits", None) or model.sample_logits
+    return sample(x, n_samples, generator=generator)
 
 
 def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int, name: str) -> Tensor:

@@ -37,6 +37,14 @@ def build(name: str, *, in_shape=(1, 6, 7), num_classes: int = 7, seed: int = 0,
     return spec.build(cfg, in_shape, num_classes, torch.Generator().manual_seed(seed))
 
 
+def draw_dropout_samples(model: nn.Module, mode: str, x: Tensor, n_samples: int,
+                         generator: torch.Generator) -> Tensor:
+    """A dropout model's attack samples (``"per_sample"``: one mask per sample) or its
+    evaluation samples (``"per_example"``), (S, B, C)."""
+    sample = model.attack_logits if mode == "per_sample" else model.sample_logits
+    return sample(x, n_samples, generator=generator)
+
+
 def dropout_masks(mode: str, n_samples: int, batch: int, width: int, p: float,
                   generator: torch.Generator) -> Tensor:
     """The 0/1 keep masks a dropout model's ``sample_logits`` draws, in its draw order.

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from robustbnn.types import check_sample_logits
+from robustbnn.types import attack_samples, check_sample_logits
 
 OBJECTIVES = ("predictive", "expected", "cw")
 LABELS = ("true", "predicted")
@@ -107,8 +107,9 @@ def attack_objective(
 
 def _sample(model: torch.nn.Module, x: Tensor, n_samples: int,
             generator: torch.Generator | None, name: str) -> Tensor:
-    """``model.sample_logits`` checked at the boundary, (S, B, C)."""
-    logits = model.sample_logits(x, n_samples, generator=generator)
+    """The model's attack samples (``attack_logits`` where it has them, else
+    ``sample_logits``, :func:`robustbnn.types.attack_samples`), checked, (S, B, C)."""
+    logits = attack_samples(model, x, n_samples, generator)
     return check_sample_logits(logits, n_samples, x, model.num_classes, name)
 
 

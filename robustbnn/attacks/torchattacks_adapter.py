@@ -28,7 +28,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from robustbnn.types import check_sample_logits
+from robustbnn.types import attack_samples, check_sample_logits
 
 __all__ = ["PredictiveModule"]
 
@@ -54,9 +54,13 @@ class PredictiveModule(nn.Module):
         self.name = name
 
     def forward(self, x: Tensor) -> Tensor:
-        """log of the MC predictive mean, (B, C): a valid ``CrossEntropyLoss`` input."""
+        """log of the MC predictive mean, (B, C): a valid ``CrossEntropyLoss`` input.
+
+        The samples are the model's attack samples (:func:`robustbnn.types.attack_samples`):
+        this module exists to be attacked.
+        """
         logits = check_sample_logits(
-            self.model.sample_logits(x, self.n_samples, generator=self.generator),
+            attack_samples(self.model, x, self.n_samples, self.generator),
             self.n_samples, x, self.model.num_classes, self.name)
         log_probs = logits.log_softmax(-1)  # (S, B, C)
         return torch.logsumexp(log_probs, dim=0) - math.log(self.n_samples)

@@ -3,15 +3,24 @@
 Dropout at test time is a distribution over weights (Gal & Ghahramani 2016, §3): a mask on
 the units entering a layer zeroes whole columns of its weight matrix, and a mask on the units
 leaving it (the next layer's input mask) makes whole rows irrelevant. When one mask per
-posterior sample is shared by the examples of a batch (``mc_masks="per_sample"``), sample s
-is the sub-network ``W[kept_out_s][:, kept_in_s]``, and its pass does only that work: at
-p = 1/2 a hidden-to-hidden GEMM shrinks to about a quarter and the last layer's to a half.
-Every example's S draws are independent masks of the same Bernoulli(1 − p) law as with a
-fresh mask per example (``"per_example"``, what ``F.dropout`` on a tiled batch gives), so
-each example's predictive, and each example's Monte Carlo gradient, has the same
-distribution; only the correlation between examples of one sample changes, which nothing
-computed per example sees (as the local reparameterisation, :mod:`._local_reparam`, changes
-it the other way). Training never uses it: the losses keep a mask per example.
+posterior sample is shared by the examples of a batch, sample s is the sub-network
+``W[kept_out_s][:, kept_in_s]``, and its pass does only that work: at p = 1/2 a
+hidden-to-hidden GEMM shrinks to about a quarter and the last layer's to a half. Every
+example's S draws are independent masks of the same Bernoulli(1 − p) law as with a fresh mask
+per example (what ``F.dropout`` on a tiled batch gives), so each example's predictive, and
+each example's Monte Carlo gradient, has the same distribution.
+
+What changes is the correlation between examples: they all see the same S sub-networks.
+A statistic over examples that is not a sum of per-example terms then has a larger spread.
+Measured on the ci suite's trained MC-dropout net (``mnist5k``, S = 100, 8 evaluation seeds):
+OOD AUROC had the same mean both ways, but a standard deviation of 0.058 instead of 0.0024 on
+uniform noise (BALD), 0.022 instead of 0.0021 on Gaussian noise. FGSM robust accuracy at
+ε = 0.1 with S = 32 attack samples, evaluated with independent per-example masks (10 seeds),
+came out 0.233 ± 0.005 with shared attack masks against 0.236 ± 0.004 with per-example ones.
+
+So the models use sub-networks for **attack gradients only** (``attack_logits``,
+``attack_masks="per_sample"``, the default); ``sample_logits``, which every evaluation uses,
+keeps a mask per example. Training never uses them either.
 
 The kept units of a sample are a variable number; a block of samples is padded to the
 largest count with units whose weight columns are zeroed, so the block is one batched GEMM
@@ -28,14 +37,14 @@ from torch import Tensor, nn
 from robustbnn.errors import ConfigError
 from robustbnn.models._dropout import keep_mask
 
-MC_MASKS = ("per_sample", "per_example")
+ATTACK_MASKS = ("per_sample", "per_example")
 
 
-def check_mc_masks(mode: str, owner: str) -> None:
-    """Raise ``ConfigError`` naming the known values for an unknown ``mc_masks``."""
-    if mode not in MC_MASKS:
-        raise ConfigError(f"{owner}: unknown mc_masks {mode!r}; known: {list(MC_MASKS)} "
-                          f"(set it with --set {owner}.mc_masks=per_example)")
+def check_attack_masks(mode: str, owner: str) -> None:
+    """Raise ``ConfigError`` naming the known values for an unknown ``attack_masks``."""
+    if mode not in ATTACK_MASKS:
+        raise ConfigError(f"{owner}: unknown attack_masks {mode!r}; known: {list(ATTACK_MASKS)} "
+                          f"(set it with --set {owner}.attack_masks=per_example)")
 
 
 def kept_units(n_samples: int, width: int, p: float, generator: torch.Generator | None,

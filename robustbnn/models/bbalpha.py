@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor, nn
 
-from robustbnn.models._kept_units import check_mc_masks
+from robustbnn.models._kept_units import check_attack_masks
 from robustbnn.models.base import MODELS, ModelSpec
 from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
@@ -47,8 +47,8 @@ class BBAlphaConfig(NetConfig):
     epochs: int = 500  # 100 × model.fit(nb_epoch=5) on full MNIST [CODE train_model.py]
     optimizer: str = "sgd"  # Keras 'sgd': lr 0.01, no momentum, batch 128 [CODE train_model.py]
     lr: float = 0.01  # Keras SGD default [CODE train_model.py]
-    # Test-time masks, as MCDropoutConfig.mc_masks; the BB-α loss draws one per example.
-    mc_masks: str = "per_sample"
+    # The masks of attack gradients, as MCDropoutConfig.attack_masks.
+    attack_masks: str = "per_sample"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,11 +124,11 @@ class BBAlphaDropout(DropoutMLP):
 def build_bbalpha(cfg: BBAlphaConfig, input_shape: tuple[int, ...], num_classes: int,
                   generator: torch.Generator | None) -> BBAlphaDropout:
     """Build a BB-α dropout network (MLP or CNN, per ``cfg.arch``)."""
-    check_mc_masks(cfg.mc_masks, {0.0: "bbalpha_0", 1.0: "bbalpha_1"}.get(cfg.alpha,
+    check_attack_masks(cfg.attack_masks, {0.0: "bbalpha_0", 1.0: "bbalpha_1"}.get(cfg.alpha,
                                                                           "bbalpha_05"))
     net = build_net(cfg, input_shape, num_classes, generator, cls=BBAlphaDropout, p=cfg.p,
                     input_p=cfg.input_p, alpha=cfg.alpha, k_train=cfg.k_train, l2=cfg.l2,
-                    mc_masks=cfg.mc_masks)
+                    attack_masks=cfg.attack_masks)
     return net  # type: ignore[return-value]
 
 

@@ -24,18 +24,18 @@ class MCDropoutConfig(NetConfig):
     # No input dropout in BHN's baseline (Li & Gal use p on the input). MLP only: the CNN
     # never drops pixels and drops its conv features with rate p.
     input_p: float = 0.0
-    # Test-time masks: one per posterior sample, shared by the batch ("per_sample", each
-    # sample computes only its kept units), or one per example ("per_example"). The same
-    # predictive for every example (robustbnn.models._kept_units); training always draws
-    # one per example.
-    mc_masks: str = "per_sample"
+    # The masks of attack gradients: one per posterior sample, shared by the batch
+    # ("per_sample": each sample computes only its kept units, robustbnn.models._kept_units),
+    # or one per example ("per_example"). Exact for every example's gradient; evaluation
+    # and training always draw a mask per example.
+    attack_masks: str = "per_sample"
 
 
 def build_mc_dropout(cfg: MCDropoutConfig, input_shape: tuple[int, ...], num_classes: int,
                      generator: torch.Generator | None) -> DropoutMLP:
     """Build an MC-dropout net whose samples use their own masks in any module mode."""
     return build_net(cfg, input_shape, num_classes, generator, p=cfg.p, input_p=cfg.input_p,
-                     mc=True, mc_masks=cfg.mc_masks)
+                     mc=True, attack_masks=cfg.attack_masks)
 
 
 MODELS.register(

@@ -19,7 +19,7 @@ from robustbnn.config import TrainConfig
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models._dropout import drop
-from robustbnn.models._kept_units import check_mc_masks, kept_unit_pass
+from robustbnn.models._kept_units import check_attack_masks, kept_unit_pass
 from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
 from robustbnn.models.nets import ConvFeatures, activation, flat_features, linear_stack
 
@@ -99,14 +99,14 @@ class DropoutMLP(BayesianModule):
         conv: tuple[int, ...] = (),
         init: str = "torch",
         init_scale: float = 0.0,
-        mc_masks: str = "per_sample",
+        attack_masks: str = "per_sample",
         generator: torch.Generator | None = None,
     ) -> None:
         super().__init__()
-        check_mc_masks(mc_masks, "mc_dropout")
+        check_attack_masks(attack_masks, "mc_dropout")
         self.num_classes = num_classes
         self.p, self.input_p, self.mc = p, input_p, mc
-        self.mc_masks = mc_masks if mc else None  # how test-time samples draw their masks
+        self.attack_masks = attack_masks if mc else None  # the masks of attack gradients
         self.act = activation(act)
         self.features = ConvFeatures(input_shape, conv, act, generator) if conv else None
         n_in = flat_features(input_shape) if self.features is None else self.features.out_features
@@ -159,13 +159,21 @@ class DropoutMLP(BayesianModule):
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
-        """Logits, shape (S, B, C); identical slices unless ``mc``.
+        """Logits, shape (S, B, C); identical slices unless ``mc``; a mask per example."""
+        return self._forward(x, n_samples, generator, stochastic=self.mc)
 
-        MC samples draw one mask per sample for the whole batch (``mc_masks="per_sample"``,
-        :mod:`robustbnn.models._kept_units`) or one per example (``"per_example"``).
+    def attack_logits(
+        self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
+    ) -> Tensor:
+        """Logits for a Monte Carlo input gradient, shape (S, B, C).
+
+        With ``attack_masks="per_sample"`` one mask per sample for the whole batch, each
+        sample computing only its kept units (:mod:`robustbnn.models._kept_units`): every
+        example's samples have the distribution of :meth:`sample_logits`, the examples share
+        them. Otherwise :meth:`sample_logits`.
         """
         return self._forward(x, n_samples, generator, stochastic=self.mc,
-                             masks=self.mc_masks or "per_example")
+                             masks=self.attack_masks or "per_example")
 
     def loss(
         self,

@@ -22,12 +22,12 @@ from robustbnn.data.ood_sets import load_ood
 from robustbnn.report.schema import Result, setting
 from robustbnn.run.cells import Cell
 from robustbnn.suites import BenchConfig
-from robustbnn.types import check_sample_logits
+from robustbnn.types import attack_samples, check_sample_logits
 
 __all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images"]
 
 # Model attributes that say how test-time samples are drawn; each becomes a result knob.
-SAMPLER_KNOBS = ("local_reparam", "mc_masks")
+SAMPLER_KNOBS = ("local_reparam", "attack_masks")
 
 
 def make_generator(device: torch.device | str, seed: int | str, *keys: str) -> torch.Generator:
@@ -82,6 +82,13 @@ class Checked(nn.Module):
                       generator: torch.Generator | None = None) -> Tensor:
         """The wrapped model's logits (S, B, C), checked."""
         out = self.model.sample_logits(x, n_samples, generator=generator)
+        return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
+
+    def attack_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        """The wrapped model's attack logits (S, B, C), checked (its ``sample_logits`` when
+        it has none: :func:`robustbnn.attacks._grad.attack_samples`)."""
+        out = attack_samples(self.model, x, n_samples, generator)
         return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
 
 
@@ -172,7 +179,7 @@ class Context:
                value: float, *, dataset: str | None = None) -> dict[str, Any]:
         """One tidy result row of this cell, as JSON data (dataset: the run's by default).
 
-        A model with a choice of sampler (``local_reparam``: BbB, mvn; ``mc_masks``: MC
+        A model with a choice of sampler (``local_reparam``: BbB, mvn; ``attack_masks``: MC
         dropout, BB-α) adds it to the setting, so every number says how its samples were
         drawn.
         """

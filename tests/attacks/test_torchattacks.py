@@ -49,7 +49,7 @@ def test_forward_is_the_log_mc_predictive_and_keeps_sampling_after_eval() -> Non
     net = PredictiveModule(model, n_samples=5, generator=torch.Generator().manual_seed(3))
     net.eval()  # what torchattacks does before attacking
     out = net(x)
-    logits = model.sample_logits(x, 5, generator=torch.Generator().manual_seed(3))
+    logits = model.attack_logits(x, 5, generator=torch.Generator().manual_seed(3))  # attacked
     assert out.shape == (4, 10)
     torch.testing.assert_close(out.exp(), logits.softmax(-1).mean(0))
     assert not torch.equal(net(x), out)  # fresh samples each forward: dropout stays on

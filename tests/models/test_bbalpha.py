@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from robustbnn.config import override
 from robustbnn.models import MODELS
 from robustbnn.models.bbalpha import BBAlphaDropout, bbalpha_loss
-from tests._toys import build, dropout_masks
+from tests._toys import build, draw_dropout_samples, dropout_masks
 
 K, B, C = 10, 6, 7
 NAMES = ("bbalpha_0", "bbalpha_05", "bbalpha_1")
@@ -91,8 +91,7 @@ def _model(**changes: object) -> BBAlphaDropout:
 
 
 def test_loss_is_the_energy_of_k_passes_plus_l2() -> None:
-    # The loss draws a mask per example, as sample_logits does under mc_masks="per_example".
-    model = _model(k_train=4, l2=0.1, mc_masks="per_example")
+    model = _model(k_train=4, l2=0.1)  # the loss draws a mask per example, as sample_logits
     x, y = torch.rand(B, 1, 6, 7), torch.randint(0, 7, (B,))
     logits = model.sample_logits(x, 4, generator=_gen(5))
     penalty = sum(layer.weight.square().sum() for layer in model.layers)
@@ -125,9 +124,9 @@ def test_cnn_l2_includes_conv_weights() -> None:
 
 @pytest.mark.parametrize("mode", ["per_sample", "per_example"])
 def test_input_dropout_is_applied(mode: str) -> None:
-    model = _model(p=0.0, mc_masks=mode)  # only the input mask is random
+    model = _model(p=0.0)  # only the input mask is random
     x = torch.rand(B, 1, 6, 7)
-    out = model.sample_logits(x, 3, generator=_gen(2))
+    out = draw_dropout_samples(model, mode, x, 3, _gen(2))
     assert not torch.equal(out[0], out[1])
     mask = dropout_masks(mode, 3, B, 42, 0.5, _gen(2))
     h = x.flatten(1) * mask / 0.5

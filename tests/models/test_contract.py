@@ -81,3 +81,23 @@ def test_check_sample_logits_names_model_and_shapes() -> None:
         check_sample_logits(torch.zeros(5, 3, 7), 3, torch.zeros(5, 2), 7, "toy")
     with pytest.raises(ValueError, match="NaN or inf"):
         check_sample_logits(torch.full((3, 5, 7), float("nan")), 3, torch.zeros(5, 2), 7, "toy")
+
+
+# The optional attack samples (robustbnn.types.attack_samples): the same contract as
+# sample_logits, for every model (those without attack_logits fall back to sample_logits).
+@pytest.mark.parametrize("name", MODELS.names())
+def test_attack_samples_shape_gradient_and_generator(name: str) -> None:
+    from robustbnn.types import attack_samples
+
+    model = build(name, num_classes=C)
+    x = torch.rand(B, 1, 6, 7, requires_grad=True)
+    out = attack_samples(model, x, S, _gen(1))
+    check_sample_logits(out, S, x, C, name)
+    out.logsumexp(-1).sum().backward()
+    assert x.grad is not None and x.grad.abs().sum() > 0
+    with torch.no_grad():
+        again = attack_samples(model, x, S, _gen(1))
+        torch.testing.assert_close(out.detach(), again, rtol=0, atol=0)
+        if MODELS.get(name).stochastic:
+            assert not torch.equal(again, attack_samples(model, x, S, _gen(2)))
+            assert not torch.equal(again[0], again[1]), "samples within one call must differ"

@@ -137,12 +137,10 @@ def bhn_full_reference(model, x: Tensor, gen: torch.Generator) -> Tensor:  # noq
 
 
 CASES = {
-    "mc_dropout": ({}, "dropout"),  # mc_masks "per_sample": kept-unit sub-networks
-    "mc_dropout+per_example": ({"mc_masks": "per_example"}, "dropout"),
+    "mc_dropout": ({}, "dropout"),
     "mc_dropout+cnn": ({"arch": "cnn", "cnn_channels": (2, 3), "cnn_hidden": (9,)}, "dropout"),
     "bbalpha_0": ({}, "dropout"),
     "bbalpha_05": ({}, "dropout"),
-    "bbalpha_05+per_example": ({"mc_masks": "per_example"}, "dropout"),
     "bbalpha_1": ({}, "dropout"),
     "bbb_gaussian": ({"rho_init": -1.0}, "bbb"),  # local_reparam "first"
     "bbb_gaussian+none": ({"rho_init": -1.0, "local_reparam": "none"}, "bbb"),
@@ -188,6 +186,22 @@ def test_fast_sample_logits_matches_reference_distribution(case: str) -> None:
         else:
             ref = REFERENCES[kind](model, x, _gen(3))
     assert fast.shape == (S, B, 7)
+    assert fast.double().var(0).min() > 1e-6, "the test needs visible posterior noise"
+    assert_same_distribution(fast, ref)
+
+
+# attack_logits (one mask per sample, shared by the batch): per example the same law.
+ATTACK_CASES = {"mc_dropout": {}, "bbalpha_05": {}, "bbalpha_1": {"p": 0.25, "input_p": 0.3},
+                "mc_dropout+cnn": CASES["mc_dropout+cnn"][0]}
+
+
+@pytest.mark.parametrize("case", sorted(ATTACK_CASES))
+def test_attack_logits_match_the_per_example_reference(case: str) -> None:
+    model = build(case.split("+")[0], **ATTACK_CASES[case])
+    x = torch.rand(B, 1, 6, 7, generator=_gen(1))
+    with torch.no_grad():
+        fast = model.attack_logits(x, S, generator=_gen(2))
+        ref = dropout_reference(model, x, seed=3)
     assert fast.double().var(0).min() > 1e-6, "the test needs visible posterior noise"
     assert_same_distribution(fast, ref)
 

@@ -1,7 +1,8 @@
 """MC dropout's per-sample masks: each sample is the sub-network of its kept units.
 
-``mc_masks="per_sample"`` draws one mask per posterior sample for the whole batch and
-computes only the kept units (``robustbnn.models._kept_units``). These tests rebuild the same
+``attack_logits`` (``attack_masks="per_sample"``) draws one mask per posterior sample for
+the whole batch and computes only the kept units (``robustbnn.models._kept_units``);
+``sample_logits`` keeps a mask per example. These tests rebuild the same
 masks from the same generator and check the pass value for value (and its input gradient)
 against the dense network with those masks applied, then check what sharing means: the
 examples of one sample see one mask, the samples of one example see independent ones.
@@ -88,22 +89,37 @@ def test_a_sample_that_keeps_no_unit_gives_the_bias_path() -> None:
     assert empty.any(), "the case needs samples that kept no unit"
 
 
-def test_one_mask_per_sample_shared_by_the_batch() -> None:
+def test_attack_samples_share_one_mask_per_sample_evaluation_does_not() -> None:
     model = build("mc_dropout")
     x = torch.rand(1, 1, 6, 7, generator=_gen(1)).expand(4, 1, 6, 7)  # one image, 4 times
-    per_sample = model.sample_logits(x, 5, generator=_gen(2))  # (S, B, C)
+    per_sample = model.attack_logits(x, 5, generator=_gen(2))  # (S, B, C)
     assert torch.equal(per_sample, per_sample[:, :1].expand_as(per_sample))
     assert per_sample.var(0).max() > 0  # the samples still differ
-    other = build("mc_dropout", mc_masks="per_example").sample_logits(x, 5, generator=_gen(2))
-    assert other.var(1).max() > 0  # per example: the copies see different masks
+    assert model.sample_logits(x, 5, generator=_gen(2)).var(1).max() > 0  # a mask per example
+    other = build("mc_dropout", attack_masks="per_example")
+    torch.testing.assert_close(other.attack_logits(x, 5, generator=_gen(2)),
+                               other.sample_logits(x, 5, generator=_gen(2)), rtol=0, atol=0)
+
+
+def test_attacks_differentiate_the_attack_samples() -> None:
+    from robustbnn.attacks._grad import mc_input_grad
+
+    model = build("mc_dropout")
+    x, y = torch.rand(3, 1, 6, 7, generator=_gen(1)), torch.tensor([0, 3, 6])
+    grad = mc_input_grad(model, x, y, n_samples=4, objective="expected", generator=_gen(2))
+    xg = x.clone().requires_grad_(True)
+    logits = model.attack_logits(xg, 4, generator=_gen(2))
+    (want,) = torch.autograd.grad(F.cross_entropy(logits.flatten(0, 1), y.repeat(4),
+                                                  reduction="sum") / 4, xg)
+    torch.testing.assert_close(grad, want)
 
 
 def test_samples_are_reproducible_and_training_keeps_a_mask_per_example() -> None:
     model = build("mc_dropout")
     x = torch.rand(1, 1, 6, 7, generator=_gen(1)).expand(6, 1, 6, 7)
-    a = model.sample_logits(x, 3, generator=_gen(2))
-    assert torch.equal(a, model.sample_logits(x, 3, generator=_gen(2)))
-    assert not torch.equal(a, model.sample_logits(x, 3, generator=_gen(4)))
+    a = model.attack_logits(x, 3, generator=_gen(2))
+    assert torch.equal(a, model.attack_logits(x, 3, generator=_gen(2)))
+    assert not torch.equal(a, model.attack_logits(x, 3, generator=_gen(4)))
     logits = model._forward(x, 1, _gen(5), stochastic=True)[0]  # the loss's pass
     assert logits.var(0).max() > 0  # the copies of one image got different masks
 
@@ -118,12 +134,13 @@ def test_kept_units_are_sorted_and_padded_with_dropped_units() -> None:
     assert abs(valid.sum(1).mean().item() / 37 - 0.5) < 0.05
 
 
-def test_unknown_mc_masks_is_one_clear_error() -> None:
-    with pytest.raises(ConfigError, match=r"unknown mc_masks 'shared'; known: \['per_sample', "
-                                          r"'per_example'\] \(set it with --set mc_dropout"):
-        build("mc_dropout", mc_masks="shared")
+def test_unknown_attack_masks_is_one_clear_error() -> None:
+    with pytest.raises(ConfigError, match=r"unknown attack_masks 'shared'; known: "
+                                          r"\['per_sample', 'per_example'\] \(set it with "
+                                          r"--set mc_dropout.attack_masks=per_example\)"):
+        build("mc_dropout", attack_masks="shared")
 
 
 def test_the_error_names_the_model_it_came_from() -> None:
-    with pytest.raises(ConfigError, match=r"bbalpha_1: unknown mc_masks 'x'.*--set bbalpha_1"):
-        build("bbalpha_1", mc_masks="x")
+    with pytest.raises(ConfigError, match=r"bbalpha_1: unknown attack_masks 'x'.*--set bbalpha_1"):
+        build("bbalpha_1", attack_masks="x")

@@ -12,7 +12,7 @@ from robustbnn.models import MODELS
 from robustbnn.models._dropout import keep_mask
 from robustbnn.models.mlp import DropoutMLP
 from robustbnn.models.nets import linear_stack
-from tests._toys import build, dropout_masks
+from tests._toys import build, draw_dropout_samples, dropout_masks
 
 S, B, C = 3, 5, 7
 
@@ -76,20 +76,21 @@ def test_dropout_trains_with_inverted_dropout_after_each_hidden_layer() -> None:
 
 @pytest.mark.parametrize("mode", ["per_sample", "per_example"])
 def test_mc_dropout_samples_drop_hidden_units_but_not_inputs(mode: str) -> None:
-    model = build("mc_dropout", mc_masks=mode)
+    model = build("mc_dropout")
     x = torch.rand(B, 1, 6, 7)
     g = _gen(2)
     masks = [dropout_masks(mode, S, B, 11, 0.5, g), dropout_masks(mode, S, B, 13, 0.5, g)]
-    torch.testing.assert_close(model.sample_logits(x, S, generator=_gen(2)),
+    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, _gen(2)),
                                _plain(model, x.flatten(1), masks))
 
 
 @pytest.mark.parametrize("mode", ["per_sample", "per_example"])
 def test_mc_dropout_input_p_drops_pixels(mode: str) -> None:
-    model = build("mc_dropout", p=0.0, input_p=0.25, mc_masks=mode)
+    model = build("mc_dropout", p=0.0, input_p=0.25)
     x = torch.rand(B, 1, 6, 7)
     h = x.flatten(1) * dropout_masks(mode, S, B, 42, 0.25, _gen(3)) / 0.75
-    torch.testing.assert_close(model.sample_logits(x, S, generator=_gen(3)), _plain(model, h))
+    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, _gen(3)),
+                               _plain(model, h))
 
 
 def test_mlp_weight_decay_reaches_the_optimiser() -> None:

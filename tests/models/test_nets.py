@@ -10,7 +10,7 @@ from robustbnn.config import override
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.models.nets import ConvFeatures, init_conv_, init_linear_
-from tests._toys import build, dropout_masks
+from tests._toys import build, draw_dropout_samples, dropout_masks
 
 S, B, C = 3, 5, 7
 CNN_MODELS = ("mlp", "dropout", "mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
@@ -83,13 +83,14 @@ def test_cnn_has_no_dropout_before_the_convs() -> None:
 
 @pytest.mark.parametrize("mode", ["per_sample", "per_example"])
 def test_cnn_drops_the_conv_features(mode: str) -> None:
-    model = build("mc_dropout", arch="cnn", cnn_hidden=(9,), mc_masks=mode)
+    model = build("mc_dropout", arch="cnn", cnn_hidden=(9,))
     x = torch.rand(B, 1, 6, 7)
     feats = model.features(x)
     g = _gen(4)
     h = feats * dropout_masks(mode, S, B, 32, 0.5, g) / 0.5
     h = model.layers[0](h).relu() * dropout_masks(mode, S, B, 9, 0.5, g) / 0.5
-    torch.testing.assert_close(model.sample_logits(x, S, generator=_gen(4)), model.layers[1](h))
+    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, _gen(4)),
+                               model.layers[1](h))
 
 
 # The contract of tests/models/test_contract.py, for the CNN variant of each dropout model.
