@@ -4,8 +4,8 @@ On CPU, drawing the masks costs more than the matmuls of an MC-dropout pass (PRO
 §8.6). ``torch.rand`` spends one 32-bit Mersenne-Twister draw and a float conversion per
 element; when the drop rate is a multiple of 1/256 (0.25, ...) a mask only needs one uniform
 byte per element, one full-range 64-bit draw giving eight of them; at p = 1/2, the papers'
-rate, it needs one bit, so a 64-bit draw gives sixty-four. ``benchmarks/bench_dropout.py``
-measures the gain.
+rate, it needs one bit, so a 64-bit draw gives sixty-four, and each random byte looks up its
+eight 0/1 values in a 256-row table. ``benchmarks/bench_dropout.py`` measures the gain.
 
 Masks are applied by multiplying with a float 0/1 mask that the comparison writes directly
 (``torch.ge(..., out=float)``): on 2 CPU cores ``torch.where(bool, h, 0)`` took four times as
@@ -16,6 +16,7 @@ dropped activations into a linear layer fold the 1/(1 − p) rescaling into that
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -58,6 +59,13 @@ def keep_mask(
 _BIT_VALUES = torch.tensor([1, 2, 4, 8, 16, 32, 64, 128], dtype=torch.uint8)
 
 
+@functools.lru_cache(maxsize=16)
+def _bit_table(dtype: torch.dtype, device: torch.device) -> Tensor:
+    """Row b holds the eight bits of byte b, lowest first, as 0/1 of ``dtype``: (256, 8)."""
+    byte = torch.arange(256, dtype=torch.uint8).unsqueeze(-1)
+    return byte.bitwise_and(_BIT_VALUES).ne(0).to(dtype=dtype, device=device)
+
+
 def keep_weights(
     shape: tuple[int, ...] | torch.Size,
     p: float,
@@ -77,9 +85,10 @@ def keep_weights(
     n = math.prod(shape)
     if p == 0.5:  # one random bit per element: every bit of a uniform 64-bit word is fair
         packed = _random_bytes(-(-n // 8), generator, device)  # (ceil(n / 8),)
-        bits = packed.unsqueeze(-1).bitwise_and(_BIT_VALUES.to(device))  # (ceil(n / 8), 8)
-        out = torch.empty(bits.shape, dtype=dtype, device=device)
-        return torch.ne(bits, 0, out=out).view(-1)[:n].view(shape)
+        # Each byte looks up its eight 0/1 values: one gather of 32-byte rows, 3-4x faster
+        # than unpacking with a bitwise AND and a comparison (benchmarks/bench_dropout.py).
+        rows = _bit_table(dtype, device).index_select(0, packed.int())  # (ceil(n / 8), 8)
+        return rows.view(-1)[:n].view(shape)
     out = torch.empty(shape, dtype=dtype, device=device)
     q = p * 256
     if 0 < q < 256 and q == int(q):
@@ -93,16 +102,19 @@ def check_rate(p: float) -> None:
         raise ValueError(f"dropout rate must be in [0, 1), got {p}")
 
 
-def drop(h: Tensor, p: float, generator: torch.Generator | None) -> Tensor:
+def drop(h: Tensor, p: float, generator: torch.Generator | None, *,
+         inplace: bool = False) -> Tensor:
     """``h`` times a fresh 0/1 keep mask (rate ``p``), **not** rescaled by 1/(1 − p).
 
     ``h`` may be an expanded view, e.g. (B, H) broadcast to (S, B, H); the result is
-    materialised with the mask's shape.
+    materialised with the mask's shape. ``inplace`` multiplies into ``h`` itself (a tensor of
+    its own that autograd does not need): the same values, one allocation fewer.
     """
     check_rate(p)
     if p == 0.0:
         return h
-    return h * keep_weights(h.shape, p, generator=generator, device=h.device, dtype=h.dtype)
+    mask = keep_weights(h.shape, p, generator=generator, device=h.device, dtype=h.dtype)
+    return h.mul_(mask) if inplace else h * mask
 
 
 def dropout(h: Tensor, p: float, generator: torch.Generator | None) -> Tensor:

@@ -152,7 +152,9 @@ class DropoutMLP(BayesianModule):
             if i < last:
                 h = self.act(h)
                 if self.p > 0:
-                    h = drop(h, self.p, generator)
+                    # Without autograd (evaluation) the fresh activation takes the mask in
+                    # place: the same values, one (S, B, H) allocation fewer.
+                    h = drop(h, self.p, generator, inplace=not h.requires_grad)
                     scale = 1.0 / (1.0 - self.p)
         return h
 
