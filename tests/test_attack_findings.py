@@ -54,9 +54,11 @@ def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
 def _targeted_success(name: str, data, steps: int, override: str = 'arch="cnn"') -> list[float]:
     cfg = model_config(name, (*SUITES.get("default").overrides, f"{name}.{override}"))
     model, _ = fit_or_load(name, cfg, data, seed=0, device=CPU, cache_dir=None, progress=False)
+    bench = dataclasses.replace(BenchConfig(), s_eval=100)
     params = {"steps": steps, "step_size": 0.01, "S_attack": 10 if name != "mlp" else 1,
-              "objective": "predictive", "target": 0, "every": 10, "n": 300, "S_eval": 100}
-    spec = RunSpec(dataclasses.replace(BenchConfig(), s_eval=100), None, False, "cpu", "")
+              "objective": "predictive", "target": 0, "every": 10, "n": 300, "S_eval": 100,
+              "memory_mb": bench.memory_mb}  # as the plan gives every evaluation cell
+    spec = RunSpec(bench, None, False, "cpu", "")
     model.eval()
     ctx = Context(Cell("targeted", name, params), spec, data, Checked(model, name))
     return [r["value"] for r in TASKS.get("targeted")(ctx).rows

@@ -19,12 +19,13 @@ from robustbnn.suites import SUITES
 CPU = torch.device("cpu")
 
 
-def _test_accuracy(name: str, dataset: str, **changes) -> float:
+def _test_accuracy(name: str, dataset: str, seed: int = 0, **changes) -> float:
     data = load_dataset(dataset, resolve_data_root(None) if dataset != "mnist5k" else None)
     cfg = dataclasses.replace(model_config(name, SUITES.get("default").overrides), **changes)
-    model, _ = fit_or_load(name, cfg, data, seed=0, device=CPU, cache_dir=None, progress=False)
+    model, _ = fit_or_load(name, cfg, data, seed=seed, device=CPU, cache_dir=None,
+                           progress=False)
     probs = sample_probs(model.eval(), data.test.x, 100,
-                         generator=make_generator(CPU, 0, name, "eval", "clean"))
+                         generator=make_generator(CPU, seed, name, "eval", "clean"))
     return (probs.mean(0).argmax(-1) == data.test.y).float().mean().item()
 
 
@@ -41,12 +42,21 @@ ZOO_TARGETS.update(dict.fromkeys(
 # bhn_realnvp with 1,200 units (QUICK_BUDGET): .949 / .950 / .950 over seeds 0-2, 2 threads.
 
 
+# The targets are about a method at a budget, not one training run: the mean over three seeds.
+# One seed sat within its own noise of the line. On one machine bbalpha_1 seed 0 scored 0.939
+# with the test's evaluation stream and 0.946 / 0.942 with two other S = 100 streams (seeds 1,
+# 2: 0.946, 0.948), and bhn_full seed 0 scored 0.915-0.918 (seeds 1, 2: 0.923, 0.923), where
+# another machine's floating point had given 0.94+ and 0.925.
+SEEDS = (0, 1, 2)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ZOO_TARGETS))
 def test_zoo_mnist5k_accuracy(name: str) -> None:
-    acc = _test_accuracy(name, "mnist5k")
-    print(f"mnist5k test accuracy of {name}: {acc:.4f}")  # shown with pytest -s
-    assert round(acc, 4) >= ZOO_TARGETS[name]  # a count out of 1,000, read from float32
+    accs = [_test_accuracy(name, "mnist5k", seed) for seed in SEEDS]
+    mean = sum(accs) / len(accs)
+    print(f"mnist5k test accuracy of {name}, seeds {SEEDS}: {accs}, mean {mean:.4f}")  # -s
+    assert round(mean, 4) >= ZOO_TARGETS[name]  # counts out of 1,000, read from float32
 
 
 @pytest.mark.slow
