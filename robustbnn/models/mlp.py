@@ -128,20 +128,20 @@ class DropoutMLP(BayesianModule):
         if self.head_p == 0:  # without dropout on its input the first layer is exact to share
             h, start = self.act(self.layers[0](h)), 1
         width = max(h.shape[-1], *(layer.out_features for layer in self.layers[start:]))
+        p_in = self.head_p if start == 0 else self.p  # the dropout on layer ``start``'s input
         if masks == "per_sample":
-            p_in = self.head_p if start == 0 else self.p
             sizes = sample_blocks(n_samples, h.shape[0], max(1, width // KEPT_BLOCK_FACTOR),
                                   h.device)
             return kept_unit_pass(h, self.layers[start:], self.act, p_in, self.p, sizes,
                                   generator)
-        blocks = [self._noisy_tail(h, s, start, generator)
+        blocks = [self._noisy_tail(h, s, start, p_in, generator)
                   for s in sample_blocks(n_samples, h.shape[0], width, h.device)]
         return blocks[0] if len(blocks) == 1 else torch.cat(blocks)  # (S, B, C)
 
-    def _noisy_tail(self, h: Tensor, n_samples: int, start: int,
+    def _noisy_tail(self, h: Tensor, n_samples: int, start: int, p: float,
                     generator: torch.Generator | None) -> Tensor:
-        """Layers ``start``... for ``n_samples`` masks, from their shared input h (B, D)."""
-        p = self.head_p if start == 0 else self.p  # the dropout on layer ``start``'s input
+        """Layers ``start``... for ``n_samples`` masks, from their shared input h (B, D), which
+        drops at rate ``p``."""
         # (B, D) broadcasts against the (S, B, D) mask: no copy of h first.
         h = drop(h.expand(n_samples, *h.shape), p, generator)
         scale = 1.0 / (1.0 - p)  # inverted dropout's rescaling, folded into the next GEMM
