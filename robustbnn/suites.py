@@ -65,6 +65,33 @@ class BenchConfig:
     pgd_restarts: int = 1
     pgd_objective: str = "expected"  # EOT: mean_s CE (Athalye et al. 2018)
     n_pgd: int = 500  # first n test points (0 = all)
+    # The robustness leaderboard for stochastic models (README "Honest robustness numbers"):
+    # any of ROBUSTNESS = ("budget", "detector_aware", "adversarial_ood"); () = none.
+    robustness: tuple[str, ...] = ()
+    n_robust: int = 0  # first n test points of the budget and detector-aware cells (0 = all)
+    robust_step_fraction: float = 0.1  # every robustness PGD steps eps * this (10 steps = eps)
+    # budget: PGD-EOT (mean_s CE, true labels, random start) at every eps over S_attack x
+    # steps; one run of max(steps) per S serves every step count (its checkpoints).
+    budget_eps: tuple[float, ...] = (0.1, 0.3)
+    budget_s_attack: tuple[int, ...] = (1, 4, 16, 64)
+    budget_steps: tuple[int, ...] = (10, 40, 100)
+    budget_restarts: int = 1
+    worst_k: int = 10  # evaluations of the largest budget's inputs, S_eval fresh samples each
+    eot_tol: float = 0.01  # eot_not_converged, transfer and black-box flags: accuracy margin
+    snr_min: float = 1.0  # low_gradient_snr: median SNR of the S_attack-sample gradient below
+    square_queries: int = 1000  # Square black-box check (0 = off; needs the attacks extra)
+    square_s_attack: int = 4  # posterior samples per Square query
+    # detector_aware: non-adaptive vs adaptive PGD-EOT, detectors thresholded at detector_fpr.
+    adaptive_eps: tuple[float, ...] = (0.1,)
+    adaptive_steps: int = 100
+    adaptive_s_attack: int = 16
+    detector_fpr: float = 0.05
+    # adversarial_ood: the run's OOD sets among these, moved within each eps to lower u.
+    adv_ood_sets: tuple[str, ...] = ("uniform", "glyphs", "notmnist", "omniglot")
+    adv_ood_eps: tuple[float, ...] = (0.05, 0.1)
+    adv_ood_steps: int = 40
+    adv_ood_s_attack: int = 16
+    n_adv_ood: int = 1000  # first n images of each set (0 = the run's count)
 
 
     def ood_count(self, name: str) -> int:
@@ -144,6 +171,17 @@ SUITES.register(
         pgd_steps=5,
         pgd_step_size=0.05,
         n_pgd=50,
+        robustness=("budget", "detector_aware", "adversarial_ood"),
+        n_robust=40,
+        budget_s_attack=(1, 4),
+        budget_steps=(2, 5),
+        worst_k=3,
+        square_queries=20,
+        adaptive_steps=5,
+        adaptive_s_attack=2,
+        adv_ood_steps=3,
+        adv_ood_s_attack=2,
+        n_adv_ood=40,
     ),
 )
 

@@ -77,6 +77,43 @@ class PGD:
             raise ValueError(f"need eps >= 0, steps >= 0, restarts >= 1 and n_samples >= 1, "
                              f"got {self.eps}, {self.steps}, {self.restarts}, {self.n_samples}")
 
+    def _prepare(self, model: torch.nn.Module, x: Tensor, y: Tensor,
+                 target: Tensor | int | None, generator: torch.Generator | None,
+                 name: str) -> tuple[Tensor, Tensor, Tensor | None, Tensor, Tensor]:
+        """``(x0, labels, target, lo, hi)``: the fixed labels and the box of every step."""
+        check_options(self.objective, self.label)
+        x0 = x.detach()
+        if target is not None:
+            target = as_target(target, x0)
+        else:
+            y = attack_labels(model, x0, y, label=self.label, n_samples=self.n_samples,
+                              generator=generator, name=name)
+        lo, hi = (x0 - self.eps).clamp(0.0, 1.0), (x0 + self.eps).clamp(0.0, 1.0)
+        return x0, y, target, lo, hi
+
+    def _path(self, model: torch.nn.Module, x0: Tensor, y: Tensor, target: Tensor | None,
+              lo: Tensor, hi: Tensor, steps: int, generator: torch.Generator | None,
+              start_generator: torch.Generator | None, name: str) -> Iterator[Tensor]:
+        """One restart: yield the start (step 0), then ``x_adv`` after every step."""
+        x_adv = x0
+        if self.random_start:
+            noise = torch.rand(x0.shape, generator=start_generator, device=x0.device,
+                               dtype=x0.dtype)
+            x_adv = torch.minimum(torch.maximum(x0 + self.eps * (2 * noise - 1), lo), hi)
+        yield x_adv
+        for _ in range(steps):
+            grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
+                                 objective=self.objective, target=target,
+                                 generator=generator, name=name)
+            x_adv = torch.minimum(torch.maximum(x_adv + self.step_size * grad.sign(), lo), hi)
+            yield x_adv
+
+    def _score(self, model: torch.nn.Module, x_adv: Tensor, y: Tensor, target: Tensor | None,
+               generator: torch.Generator | None, name: str) -> Tensor:
+        return mc_objective_per_example(model, x_adv, y, n_samples=self.n_samples,
+                                        objective=self.objective, target=target,
+                                        generator=generator, name=name)
+
     def runs(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
              target: Tensor | int | None = None, generator: torch.Generator | None = None,
              name: str = "model") -> Iterator[tuple[Tensor, Tensor]]:
@@ -86,30 +123,51 @@ class PGD:
         on a fresh draw of ``n_samples`` samples from ``generator``. Arguments as in
         :meth:`__call__`.
         """
-        check_options(self.objective, self.label)
-        x0 = x.detach()
-        if target is not None:
-            target = as_target(target, x0)
-        else:
-            y = attack_labels(model, x0, y, label=self.label, n_samples=self.n_samples,
-                              generator=generator, name=name)
-        lo, hi = (x0 - self.eps).clamp(0.0, 1.0), (x0 + self.eps).clamp(0.0, 1.0)
+        x0, y, target, lo, hi = self._prepare(model, x, y, target, generator, name)
         for _ in range(self.restarts):
-            x_adv = x0
-            if self.random_start:
-                noise = torch.rand(x0.shape, generator=generator, device=x0.device,
-                                   dtype=x0.dtype)
-                x_adv = torch.minimum(torch.maximum(x0 + self.eps * (2 * noise - 1), lo), hi)
-            for _ in range(self.steps):
-                grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
-                                     objective=self.objective, target=target,
-                                     generator=generator, name=name)
-                x_adv = torch.minimum(torch.maximum(x_adv + self.step_size * grad.sign(), lo),
-                                      hi)
-            score = mc_objective_per_example(model, x_adv, y, n_samples=self.n_samples,
-                                             objective=self.objective, target=target,
-                                             generator=generator, name=name)
-            yield x_adv, score
+            *_, x_adv = self._path(model, x0, y, target, lo, hi, self.steps, generator,
+                                   generator, name)
+            yield x_adv, self._score(model, x_adv, y, target, generator, name)
+
+    def checkpoints(self, model: torch.nn.Module, x: Tensor, y: Tensor, at: tuple[int, ...], *,
+                    generator: torch.Generator | None = None,
+                    start_generator: torch.Generator | None = None,
+                    name: str = "model") -> dict[int, Tensor]:
+        """The strongest restart per example after each step count in ``at`` (untargeted).
+
+        One run of ``max(at)`` steps per restart serves every count: the iterate after k steps
+        is exactly what a k-step attack with this step size returns. Random starts come from
+        ``start_generator`` (``generator`` when None), so attacks with different ``n_samples``
+        can share their starts (common random numbers); posterior samples and the restart
+        scores come from ``generator``.
+
+        Returns:
+            ``{steps: x_adv}`` for every count in ``at``, shapes of ``x``.
+        """
+        if not at or min(at) < 0:
+            raise ValueError(f"checkpoints need step counts >= 0, got {at}")
+        start_generator = generator if start_generator is None else start_generator
+        x0, y, _, lo, hi = self._prepare(model, x, y, None, generator, name)
+        best: dict[int, Tensor] = {}
+        scores: dict[int, Tensor] = {}
+        shape = (-1, *[1] * (x0.ndim - 1))
+        for _ in range(self.restarts):
+            path = self._path(model, x0, y, None, lo, hi, max(at), generator, start_generator,
+                              name)
+            for step, x_adv in enumerate(path):
+                if step not in at:
+                    continue
+                if self.restarts == 1:
+                    best[step] = x_adv
+                    continue
+                score = self._score(model, x_adv, y, None, generator, name)
+                if step not in best:
+                    best[step], scores[step] = x_adv, score
+                else:
+                    better = (score > scores[step]).view(shape)
+                    best[step] = torch.where(better, x_adv, best[step])
+                    scores[step] = torch.maximum(score, scores[step])
+        return {k: best[k] for k in at}
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
                  target: Tensor | int | None = None, generator: torch.Generator | None = None,

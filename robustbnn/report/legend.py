@@ -43,6 +43,50 @@ def _attack_item(rows: pd.DataFrame, task: str) -> str:
             "with the largest S_attack run there; every cell in `attack.md`.")
 
 
+def _robustness_items(results: pd.DataFrame) -> list[str]:
+    """The legend items of the robustness leaderboard's columns (README "Honest robustness
+    numbers")."""
+    task = results["task"]
+    items = []
+    budget = results[task == n.PGD_BUDGET]
+    if len(budget):
+        worst = results[task == n.WORST_OF_K]
+        items.append(
+            f"**PGD-EOT budget.** L∞ PGD-EOT (mean_s CE, true labels, random start, step ε × "
+            f"fraction) at ε ∈ {{{', '.join(_values(budget, n.EPS))}}} over S_attack ∈ "
+            f"{{{', '.join(_values(budget, n.S_ATTACK))}}} × steps ∈ "
+            f"{{{', '.join(_values(budget, n.STEPS))}}} on {_one(_values(budget, n.N))} test "
+            "points (curves in `attack.md`). The robust-accuracy column is **all-k accuracy**: "
+            f"the largest budget's inputs evaluated k = {_one(_values(worst, n.K))} times with "
+            "fresh S_eval samples each, counted correct only when right in all k.")
+    det = results[task == n.DETECTOR_AWARE]
+    if len(det):
+        items.append(
+            "**Detection-aware.** An adversarial input is defended when classified correctly "
+            "or flagged by the detector (uncertainty above the threshold that flags "
+            f"{_one(_values(det, n.FPR))} of clean test points). Adaptive = two-phase PGD-EOT "
+            "that, once misclassified, lowers the detector's uncertainty (Carlini & Wagner "
+            f"2017); same ε = {_one(_values(det, n.EPS))}, {_one(_values(det, n.STEPS))} "
+            f"steps, S_attack = {_one(_values(det, n.S_ATTACK))} as the non-adaptive attack. "
+            "Detector = the measure with the best adaptive number (named).")
+    adv = results[task == n.ADV_OOD]
+    if len(adv):
+        items.append(
+            f"**Worst-case OOD.** The first {_one(_values(adv, n.N_OUT))} images of "
+            f"{sorted(set(adv['dataset']))} moved within ε to lower each uncertainty measure "
+            "(PGD-EOT, Hein et al. 2019), AUROC against clean in-distribution scores; the "
+            "column is the mean over sets at the largest ε for the measure with the best "
+            "worst case (named), beside the same images' clean AUROC.")
+    if (task == n.ROBUST_FLAGS).any():
+        items.append(
+            "**Robustness flags.** `eot_not_converged`: the largest S_attack still lowers "
+            "accuracy by more than the tolerance against the next-largest, so the robust "
+            "accuracy is an upper bound; `transfer_beats_eot`: attacking one frozen posterior "
+            "sample beats EOT; `low_gradient_snr`: the S_attack-sample gradient is mostly "
+            "noise; `black_box_beats_white_box`: Square beats PGD-EOT.")
+    return items
+
+
 def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     """The protocol, one item per stage, for the Markdown/HTML/JSON leaderboards.
 
@@ -89,6 +133,7 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
             "those sets for the uncertainty measure with the best mean (named)."
             + (f" Held-out classes {held} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
+    items += _robustness_items(results)
     if (task == n.COST).any():
         devices = sorted({str(r.get("device", "?")) for r in runs})
         items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "

@@ -9,7 +9,9 @@ spelling string literals. Renaming one is an interface change: the reports raise
 from __future__ import annotations
 
 __all__ = [
-    "ACCURACY", "ADVERSARY_DETECTION", "AUPR_IN", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
+    "ACCURACY", "ADAPTIVE", "ADV_OOD", "ALL_K_ACCURACY", "DETECTION_AWARE_ACCURACY",
+    "DETECTOR_AWARE", "EXPECTED_ACCURACY", "FLIP_PROBABILITY", "FPR", "GRADIENT_EVALUATIONS",
+    "K", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL", "WORST_OF_K", "ADVERSARY_DETECTION", "AUPR_IN", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
     "ECE", "EPS", "ERROR_DETECTION", "FGSM", "FGSM_SANITY", "FPR_AT_95_TPR", "GRADIENT_NONZERO",
     "HELDOUT_CLEAN", "KNOBS", "L2", "LABEL", "LINF", "MEAN_UNCERTAINTY", "METRICS", "N", "NLL",
     "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS", "S_ATTACK",
@@ -26,7 +28,14 @@ TARGETED = "targeted"
 PGD = "pgd"
 OOD = "ood"
 HELDOUT_CLEAN = "heldout_clean"
-TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN)
+# The robustness leaderboard for stochastic models (README "Honest robustness numbers").
+PGD_BUDGET = "pgd_budget"  # PGD-EOT accuracy over (S_attack, steps): the attack-budget curve
+WORST_OF_K = "worst_of_k"  # the largest budget's inputs evaluated k times
+DETECTOR_AWARE = "detector_aware"  # correct-or-flagged under non-adaptive and adaptive PGD
+ADV_OOD = "adv_ood"  # OOD inputs perturbed to lower each uncertainty measure
+ROBUST_FLAGS = "robust_flags"  # attack-reliability flags (measure = the flag's name)
+ROBUSTNESS_TASKS = (PGD_BUDGET, WORST_OF_K, DETECTOR_AWARE, ADV_OOD, ROBUST_FLAGS)
+TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS)
 
 # Metrics (the ``metric`` field).
 ACCURACY = "accuracy"
@@ -47,7 +56,13 @@ PASSED = "passed"
 SECONDS_PER_1000_PREDICTIONS = "seconds_per_1000_predictions"
 PARAMETERS = "parameters"
 SECONDS = "seconds"
-METRICS = (ACCURACY, NLL, ECE, AUROC, AUPR_IN, AUPR_OUT, FPR_AT_95_TPR, MEAN_UNCERTAINTY,
+EXPECTED_ACCURACY = "expected_accuracy"
+ALL_K_ACCURACY = "all_k_accuracy"
+FLIP_PROBABILITY = "flip_probability"
+DETECTION_AWARE_ACCURACY = "detection_aware_accuracy"
+RAISED = "raised"  # a reliability flag: 1 raised, 0 silent
+METRICS = (EXPECTED_ACCURACY, ALL_K_ACCURACY, FLIP_PROBABILITY, DETECTION_AWARE_ACCURACY,
+           RAISED, ACCURACY, NLL, ECE, AUROC, AUPR_IN, AUPR_OUT, FPR_AT_95_TPR, MEAN_UNCERTAINTY,
            ADVERSARY_DETECTION, ERROR_DETECTION, TARGET_SUCCESS, LINF, L2, VALUE, PASSED,
            SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS)
 
@@ -69,5 +84,11 @@ N_IN = "n_in"
 N_OUT = "n_out"
 STEPS = "steps"
 RESTARTS = "restarts"
-KNOBS = (EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL, CLIP, STEP, STEP_SIZE, TARGET, N, N_IN, N_OUT,
+GRADIENT_EVALUATIONS = "gradient_evaluations"  # S_attack x steps x restarts
+K = "k"  # evaluations per input (worst-of-k)
+ADAPTIVE = "adaptive"  # the attack knows the detector
+FPR = "fpr"  # the detector's false-positive rate on clean test data
+TOL = "tol"  # a flag's threshold
+KNOBS = (GRADIENT_EVALUATIONS, K, ADAPTIVE, FPR, TOL, EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL,
+         CLIP, STEP, STEP_SIZE, TARGET, N, N_IN, N_OUT,
          STEPS, RESTARTS)

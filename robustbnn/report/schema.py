@@ -42,6 +42,11 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     n.TARGET_SUCCESS: False,  # of the targeted attack: lower = more robust
     n.SECONDS_PER_1000_PREDICTIONS: False,
     n.PARAMETERS: False,
+    n.EXPECTED_ACCURACY: True,
+    n.ALL_K_ACCURACY: True,
+    n.FLIP_PROBABILITY: False,
+    n.DETECTION_AWARE_ACCURACY: True,
+    n.RAISED: False,
 }
 
 
@@ -187,9 +192,11 @@ def with_knobs(rows: pd.DataFrame, *keys: str) -> pd.DataFrame:
 def attack_tasks(results: pd.DataFrame) -> list[str]:
     """Attack tasks other than FGSM, in order of appearance (PGD and plug-in attacks).
 
-    An attack task is one whose accuracy rows all carry the ``eps`` and ``S_attack`` knobs.
+    An attack task is one whose accuracy rows all carry the ``eps`` and ``S_attack`` knobs;
+    the robustness-leaderboard tasks (``names.ROBUSTNESS_TASKS``) have columns of their own.
     """
-    acc = results[(results["task"] != n.FGSM) & (results["metric"] == n.ACCURACY)]
+    acc = results[(results["task"] != n.FGSM) & (results["metric"] == n.ACCURACY)
+                  & ~results["task"].isin(n.ROBUSTNESS_TASKS)]
     tasks = []
     for task, rows in acc.groupby("task", sort=False):
         if all(n.EPS in s and n.S_ATTACK in s for s in rows["setting"]):

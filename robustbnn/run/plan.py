@@ -13,6 +13,8 @@ from typing import Any
 
 from robustbnn import cache
 from robustbnn.attacks import ATTACKS
+from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
+from robustbnn.attacks.reliability import has_torchattacks
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.ood_sets import OOD_DATASETS
 from robustbnn.errors import ConfigError
@@ -26,6 +28,8 @@ from robustbnn.run.tasks.train import model_config
 __all__ = ["Plan", "build_plan", "format_plan"]
 
 SPECIAL_ATTACKS = ("fgsm", "targeted_ifgsm")  # their own tasks; any other is an ``attack`` cell
+# The robustness leaderboard's cell kinds (BenchConfig.robustness), in plan order.
+ROBUSTNESS = ("budget", "detector_aware", "adversarial_ood")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +105,7 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                               "memory_mb": cfg.memory_mb}
                     cells.append(Cell("attack", name, params, both,
                                       f"{attack} {name} eps={eps:g} S={s}"))
+    cells += _budget_cells(spec, name, both)
     sets = [ood for ood in cfg.ood if parse_heldout(ood) is None]
     scored = both
     if sets and cfg.ood_in_split != "test":
@@ -115,6 +120,44 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                   "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
                   "memory_mb": cfg.memory_mb}
         cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}"))
+    if "adversarial_ood" in cfg.robustness:
+        for ood in (s for s in cfg.adv_ood_sets if s in sets):
+            n_ood = cfg.ood_count(ood)
+            params = {"set": ood, "n_ood": n_ood, N.N: cfg.n_adv_ood or n_ood, "seed": cfg.seed,
+                      "preprocessing": cfg.ood_preprocessing, "in_split": cfg.ood_in_split,
+                      "eps_grid": [float(e) for e in cfg.adv_ood_eps],
+                      "step_fraction": cfg.robust_step_fraction, N.STEPS: cfg.adv_ood_steps,
+                      N.S_ATTACK: cfg.adv_ood_s_attack if stochastic else 1,
+                      "measures": list(DIFFERENTIABLE_MEASURES), N.S_EVAL: cfg.s_eval,
+                      "memory_mb": cfg.memory_mb}
+            cells.append(Cell("adv_ood", name, params, scored, f"adversarial ood {name} {ood}"))
+    return cells
+
+
+def _budget_cells(spec: RunSpec, name: str, both: tuple[str, ...]) -> list[Cell]:
+    """The budget-curve and detector-aware cells of one model (``cfg.robustness``)."""
+    cfg = spec.cfg
+    stochastic = MODELS.get(name).stochastic
+    cells = []
+    if "budget" in cfg.robustness:
+        for eps in cfg.budget_eps:
+            params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
+                      "s_grid": list(cfg.budget_s_attack), "steps_grid": list(cfg.budget_steps),
+                      N.RESTARTS: cfg.budget_restarts, N.K: cfg.worst_k, "eot_tol": cfg.eot_tol,
+                      "snr_min": cfg.snr_min, "stochastic": stochastic,
+                      "square_queries": cfg.square_queries if has_torchattacks() else 0,
+                      "square_s_attack": cfg.square_s_attack if stochastic else 1,
+                      N.N: cfg.n_robust, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
+            cells.append(Cell("budget", name, params, both, f"budget {name} eps={eps:g}"))
+    if "detector_aware" in cfg.robustness:
+        for eps in cfg.adaptive_eps:
+            params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
+                      N.STEPS: cfg.adaptive_steps,
+                      N.S_ATTACK: cfg.adaptive_s_attack if stochastic else 1,
+                      N.FPR: cfg.detector_fpr, "measures": list(DIFFERENTIABLE_MEASURES),
+                      N.N: cfg.n_robust, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
+            cells.append(Cell("detector_aware", name, params, both,
+                              f"detector-aware {name} eps={eps:g}"))
     return cells
 
 
@@ -135,6 +178,11 @@ def check_names(spec: RunSpec) -> None:
         MODELS.get(name)
     for attack in cfg.attacks:
         ATTACKS.get(attack)
+    unknown = sorted(set(cfg.robustness) - set(ROBUSTNESS))
+    if unknown:
+        raise ConfigError(f"unknown robustness cell kind(s) {unknown}; known: {list(ROBUSTNESS)}")
+    for ood in cfg.adv_ood_sets:
+        OOD_DATASETS.get(ood)
     for measure in cfg.extra_measures:
         EXTRA_MEASURES.get(measure)
     for ood in cfg.ood:

@@ -7,7 +7,20 @@ from collections.abc import Callable
 from robustbnn.registry import Registry
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks import attack, clean, fgsm, heldout, indist, ood, sanity, targeted, train
+from robustbnn.run.tasks import (
+    adv_ood,
+    attack,
+    budget,
+    clean,
+    detector_aware,
+    fgsm,
+    heldout,
+    indist,
+    ood,
+    sanity,
+    targeted,
+    train,
+)
 
 TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
 TASKS.register("train", train.run)
@@ -19,5 +32,8 @@ TASKS.register("attack", attack.run)
 TASKS.register("indist", indist.run)
 TASKS.register("ood", ood.run)
 TASKS.register("heldout", heldout.run)
+TASKS.register("budget", budget.run)
+TASKS.register("detector_aware", detector_aware.run)
+TASKS.register("adv_ood", adv_ood.run)
 
 __all__ = ["TASKS"]

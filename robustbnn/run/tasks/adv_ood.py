@@ -1,0 +1,62 @@
+"""Task ``adv_ood``: worst-case OOD detection, one OOD set against each uncertainty measure.
+
+The first ``n`` images of the set are moved within each eps to lower measure u
+(:func:`robustbnn.ood.adversarial.lower_uncertainty`, PGD-EOT with S_attack samples per step),
+then scored by u with ``S_eval`` fresh samples (the same ``eval`` draws for every eps). Rows
+(``adv_ood``, dataset = the set, measure = u): ``auroc`` of the in-distribution scores (the
+``clean`` or ``indist`` cell's) against the set's, at eps = 0 (the same images unperturbed)
+and at every eps of the grid. A measure constant on both sets (BALD of a deterministic model)
+ranks nothing and gets no rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from robustbnn.metrics import auroc
+from robustbnn.ood.adversarial import lower_uncertainty
+from robustbnn.predict import chunk_rows
+from robustbnn.report import names as N
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context, ood_images
+from robustbnn.run.tasks._scoring import no_grad_probs, uncertainty_scores
+
+__all__ = ["run"]
+
+
+def run(ctx: Context) -> CellOutcome:
+    """AUROC per (measure, eps), eps = 0 included."""
+    p = ctx.params
+    name = p["set"]
+    x = ood_images(ctx.spec, name)
+    x = x[: p[N.N]] if p[N.N] > 0 else x
+    s, steps = p[N.S_ATTACK], p[N.STEPS]
+    scores_in = ctx.inputs["indist"] if "indist" in ctx.inputs else ctx.inputs["clean"]
+    batch = max(1, chunk_rows(ctx.model, p["memory_mb"], grad=True) // s)
+    base = {N.S_ATTACK: s, N.STEPS: steps, N.S_EVAL: ctx.cfg.s_eval,
+            N.N_IN: len(next(iter(scores_in.values()))), N.N_OUT: int(x.shape[0])}
+
+    def rank(measure: str, out: np.ndarray) -> float:
+        s_in = scores_in[measure]
+        return auroc(np.r_[np.zeros(len(s_in)), np.ones(len(out))], np.r_[s_in, out])
+
+    clean = uncertainty_scores(no_grad_probs(ctx, x, "eval"))
+    rows = []
+    for measure in p["measures"]:
+        if np.ptp(np.r_[scores_in[measure], clean[measure]]) == 0:
+            continue  # a constant score (BALD of a deterministic model) ranks nothing
+        rows.append(ctx.result(N.ADV_OOD, base | {N.EPS: 0.0, N.STEP_SIZE: 0.0}, measure,
+                               N.AUROC, rank(measure, clean[measure]), dataset=name))
+        for eps in p["eps_grid"]:
+            step_size = eps * p["step_fraction"]
+            gen = ctx.gen("attack", measure, str(eps))
+            x_adv = torch.cat([
+                lower_uncertainty(ctx.model, x[i : i + batch], measure=measure, eps=eps,
+                                  step_size=step_size, steps=steps, n_samples=s, generator=gen)
+                for i in range(0, x.shape[0], batch)])
+            out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]
+            knobs = base | {N.EPS: float(eps), N.STEP_SIZE: step_size}
+            rows.append(ctx.result(N.ADV_OOD, knobs, measure, N.AUROC, rank(measure, out),
+                                   dataset=name))
+    return CellOutcome(rows=rows)

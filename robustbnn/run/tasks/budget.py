@@ -1,0 +1,141 @@
+"""Task ``budget``: the PGD-EOT attack-budget curve at one eps, worst-of-k evaluation of its
+largest budget, and the attack-reliability flags.
+
+Per S_attack one PGD-EOT run of ``max(steps)`` steps serves every step count (its
+checkpoints; a deterministic model's is run once, at S = 1). Every run starts from the same
+random points (stream ``start``), so the curve's points differ only in the budget. Every point
+is evaluated on the same evaluation draws (stream ``eval``, common random numbers), so
+differences between points are the attack's, not Monte Carlo noise of the evaluation. Rows:
+
+* ``pgd_budget`` / ``accuracy`` per (S_attack, steps), knob ``gradient_evaluations`` =
+  S_attack x steps x restarts;
+* ``worst_of_k`` / expected and all-k accuracy, flip probability of the largest budget;
+* ``robust_flags`` / ``value`` and ``raised`` per flag: ``eot_not_converged`` (the largest
+  budget lowers accuracy by more than ``eot_tol`` against the next-largest S_attack at the
+  same number of steps: more posterior samples still help, so the attack's expectation has
+  not converged and the robust accuracy is an upper bound),
+  ``transfer_beats_eot`` (PGD on one frozen posterior sample, evaluated on the predictive),
+  ``low_gradient_snr`` (median SNR of the S_attack-sample gradient below ``snr_min``),
+  ``black_box_beats_white_box`` (Square through torchattacks; only when its cell asked for it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from robustbnn.attacks.pgd import PGD
+from robustbnn.attacks.reliability import gradient_snr, square_attack, transfer_attack
+from robustbnn.metrics.worst_of_k import k_predictions, summarise
+from robustbnn.predict import chunk_rows
+from robustbnn.report import names as N
+from robustbnn.run.cells import CellOutcome
+from robustbnn.run.context import Context
+
+__all__ = ["SNR_CAP", "largest_and_next", "run"]
+
+SNR_CAP = 1e6  # the stored SNR of gradients without spread (deterministic models: infinite)
+
+
+def largest_and_next(points: dict[tuple[int, int], float],
+                     ) -> tuple[tuple[int, int], tuple[int, int] | None]:
+    """The largest budget (most samples, then most steps) and, at its step count, the point
+    with the next-largest S_attack (None when the grid has one S_attack)."""
+    largest = max(points)
+    below = [p for p in points if p[1] == largest[1] and p[0] < largest[0]]
+    return largest, (max(below) if below else None)
+
+
+def _batched(ctx: Context, x: Tensor, y: Tensor, n_samples: int, fn) -> list:
+    """``fn(xb, yb)`` over batches that fit one gradient pass of ``n_samples`` samples."""
+    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // n_samples)
+    return [fn(x[i : i + batch], y[i : i + batch]) for i in range(0, x.shape[0], batch)]
+
+
+def _accuracy(ctx: Context, x_adv: Tensor, y: Tensor) -> float:
+    """Accuracy of one S_eval evaluation on the cell's common ``eval`` draws."""
+    preds = k_predictions(ctx.model, x_adv, k=1, s_eval=ctx.cfg.s_eval, generator=ctx.gen("eval"),
+                          memory_mb=ctx.params["memory_mb"])
+    return float((preds[0] == y).double().mean())
+
+
+def run(ctx: Context) -> CellOutcome:
+    """The budget curve, worst-of-k and the reliability flags at the cell's eps."""
+    p = ctx.params
+    eps, restarts, tol = p[N.EPS], p[N.RESTARTS], p["eot_tol"]
+    x, y = ctx.test_head(p[N.N])
+    at = tuple(p["steps_grid"])
+    base = {N.EPS: eps, N.STEP_SIZE: p[N.STEP_SIZE], N.RESTARTS: restarts,
+            N.S_EVAL: ctx.cfg.s_eval, N.N: int(x.shape[0])}
+    rows, points, cost, adv, runs = [], {}, {}, {}, {}
+    for s in p["s_grid"]:
+        # A deterministic model's S samples are one network: its S-sample attack is the
+        # 1-sample attack, run once and reported at every S of the grid.
+        s_run = s if p["stochastic"] else 1
+        if s_run not in runs:
+            attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at), restarts=restarts,
+                         n_samples=s_run, objective="expected", label="true")
+            gen, start = ctx.gen("attack", str(s_run)), ctx.gen("start")
+            parts = _batched(ctx, x, y, s_run,
+                             lambda xb, yb, attack=attack, gen=gen, start=start:
+                             attack.checkpoints(ctx.model, xb, yb, at, generator=gen,
+                                                start_generator=start))
+            runs[s_run] = {k: torch.cat([part[k] for part in parts]).detach() for k in at}
+            runs[s_run] = {k: (v, _accuracy(ctx, v, y)) for k, v in runs[s_run].items()}
+        for steps in at:
+            key = (s, steps)
+            adv[key], points[key] = runs[s_run][steps]
+            cost[key] = s * steps * restarts
+            knobs = base | {N.S_ATTACK: s, N.STEPS: steps, N.GRADIENT_EVALUATIONS: cost[key]}
+            rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key]))
+    largest, nxt = largest_and_next(points)
+    top = base | {N.S_ATTACK: largest[0], N.STEPS: largest[1],
+                  N.GRADIENT_EVALUATIONS: cost[largest]}
+    preds = k_predictions(ctx.model, adv[largest], k=p[N.K], s_eval=ctx.cfg.s_eval,
+                          generator=ctx.gen("worst_of_k"), memory_mb=p["memory_mb"])
+    summary = summarise(preds, y)
+    knobs = top | {N.K: p[N.K]}
+    for metric, value in ((N.EXPECTED_ACCURACY, summary.expected_accuracy),
+                          (N.ALL_K_ACCURACY, summary.all_k_accuracy),
+                          (N.FLIP_PROBABILITY, summary.flip_probability)):
+        rows.append(ctx.result(N.WORST_OF_K, knobs, "", metric, value))
+
+    def flag(name: str, value: float, raised: bool, knobs: dict) -> None:
+        knobs = {N.EPS: eps, **knobs}
+        rows.append(ctx.result(N.ROBUST_FLAGS, knobs, name, N.VALUE, value))
+        rows.append(ctx.result(N.ROBUST_FLAGS, knobs, name, N.RAISED, float(raised)))
+
+    eot_acc = points[largest]
+    if nxt is not None:
+        gap = points[nxt] - eot_acc
+        flag("eot_not_converged", gap, gap > tol, {N.TOL: tol, N.S_ATTACK: nxt[0]})
+    steps = max(at)
+    frozen = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=steps, restarts=restarts,
+                 n_samples=1, objective="expected", label="true")
+    gen, start = ctx.gen("transfer"), ctx.gen("start")
+    x_tr = torch.cat(_batched(ctx, x, y, 1, lambda xb, yb: transfer_attack(
+        ctx.model, xb, yb, frozen, member=ctx.gen("member"), generator=gen,
+        start_generator=start)))
+    transfer_acc = _accuracy(ctx, x_tr.detach(), y)
+    flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
+         {N.TOL: tol, N.STEPS: steps})
+    s_max = max(p["s_grid"])
+    if s_max >= 2:
+        snr_gen = ctx.gen("snr")
+        snr = torch.cat(_batched(ctx, x, y, 1, lambda xb, yb: gradient_snr(
+            ctx.model, xb, yb, n_samples=s_max, generator=snr_gen)))
+        median = float(snr.median()) * math.sqrt(s_max)
+        flag("low_gradient_snr", min(median, SNR_CAP), median < p["snr_min"],
+             {N.TOL: p["snr_min"], N.S_ATTACK: s_max})
+    if p["square_queries"] > 0:
+        s_sq = p["square_s_attack"]
+        gen = ctx.gen("square")
+        x_sq = torch.cat(_batched(ctx, x, y, s_sq, lambda xb, yb: square_attack(
+            ctx.model, xb, yb, eps=eps, n_queries=p["square_queries"], n_samples=s_sq,
+            generator=gen, seed=0)))
+        square_acc = _accuracy(ctx, x_sq, y)
+        flag("black_box_beats_white_box", eot_acc - square_acc, square_acc < eot_acc - tol,
+             {N.TOL: tol, "queries": p["square_queries"], N.S_ATTACK: s_sq})
+    return CellOutcome(rows=rows)
