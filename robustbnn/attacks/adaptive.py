@@ -8,8 +8,9 @@ arXiv:2002.08347). :class:`DetectorAwarePGD` runs the two-phase schedule per exa
 the MC prediction (of this step's ``n_samples`` attack samples) is still right it ascends the
 EOT cross-entropy, (1/S) Σ_s CE(f_s(x), y); once wrong it descends the uncertainty u(x) of the
 same samples (CE(y) − λ·u with λ → ∞ there), and returns, per example, the misclassified
-iterate with the lowest u it saw (the last iterate when none was misclassified). The detector's
-threshold is not needed: the lowest u is the best the attacker can do against any threshold.
+iterate (by ``margin``) with the lowest u it saw (the last iterate when none was
+misclassified). The detector's threshold is not needed: the lowest u is the best the attacker
+can do against any threshold.
 
 u is one of the differentiable measures of :mod:`robustbnn.ood.uncertainty`
 (:data:`DIFFERENTIABLE_MEASURES`); ``variation_ratio`` is piecewise constant and cannot be
@@ -58,6 +59,13 @@ class DetectorAwarePGD:
         n_samples: S_attack, posterior samples per step.
         measure: The detector's uncertainty measure (a name in ``UNCERTAINTIES``).
         random_start: Start uniformly in the eps-ball (else at ``x``).
+        margin: An input counts as misclassified (phase two) when the largest wrong-class
+            probability of the step's MC predictive exceeds the true class's by more than
+            this. The estimate comes from ``n_samples`` draws; without a margin, phase two
+            keeps inputs that a fresh evaluation classifies correctly. Measured on a small
+            MC-dropout net (mnist5k, eps 0.1, 40 steps, S = 8, 150 points, 5% FPR):
+            detection-aware robust accuracy against predictive entropy .253 / .253 / .287 at
+            margin 0 / 0.2 / 0.4, against BALD .300 / .273 / .293 (non-adaptive: .307).
     """
 
     eps: float = 0.1
@@ -66,6 +74,7 @@ class DetectorAwarePGD:
     n_samples: int = 16
     measure: str = "predictive_entropy"
     random_start: bool = True
+    margin: float = 0.2
 
     def __post_init__(self) -> None:
         if self.eps < 0 or self.steps < 0 or self.n_samples < 1:
@@ -103,7 +112,10 @@ class DetectorAwarePGD:
                 logits = _sample(model, x_var, self.n_samples, generator, name)  # (S, B, C)
                 probs = torch.softmax(logits, dim=-1)
                 u = u_of(probs)  # (B,)
-                wrong = probs.detach().mean(0).argmax(-1) != y
+                mean = probs.detach().mean(0)  # (B, C)
+                true = mean.gather(-1, y[:, None]).squeeze(-1)
+                other = mean.scatter(-1, y[:, None], -1.0).amax(-1)
+                wrong = other - true > self.margin
                 better = wrong & (u.detach() < best_u)
                 best = torch.where(better.view(shape), x_adv, best)
                 best_u = torch.where(better, u.detach(), best_u)

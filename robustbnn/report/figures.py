@@ -12,6 +12,8 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
 * ``<task>_accuracy.png`` for every other attack task (``pgd`` and plug-in attacks: rows with
   ``eps`` and ``S_attack`` knobs and metric accuracy): accuracy against eps for every model,
   one line style per S_attack.
+* the robustness figures of :mod:`robustbnn.report.robust_figures` (``budget_accuracy.png``,
+  ``budget_<model>.png``, ``detection_aware.png``, ``ood_roc.png``);
 * ``ood_<model>.png``: from the per-example scores (``scores/``): the CDF of predictive
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
   Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
@@ -40,9 +42,10 @@ from robustbnn.report.paths import child, safe_name  # noqa: E402
 from robustbnn.report.schema import attack_tasks, with_knobs  # noqa: E402
 from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
 from robustbnn.report.store import write_bytes_atomic  # noqa: E402
+from robustbnn.report.styles import model_styles  # noqa: E402
 
-__all__ = ["attack_accuracy_figure", "attack_figure", "fgsm_overview", "ood_figure",
-           "save_figure", "targeted_figure", "write_figures"]
+__all__ = ["HEADLINE", "attack_accuracy_figure", "attack_figure", "fgsm_overview",
+           "headline_figures", "ood_figure", "save_figure", "targeted_figure", "write_figures"]
 
 METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
 
@@ -140,10 +143,11 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
     s_values = sorted(rows[n.S_ATTACK].dropna().unique())
     fig, axes = plt.subplots(1, len(s_values), figsize=(5.5 * len(s_values), 4.2),
                              squeeze=False, sharey=True)
+    styles = model_styles(results["model"])
     for ax, s in zip(axes[0], s_values, strict=True):
         for model, curve in rows[rows[n.S_ATTACK] == s].groupby("model", sort=False):
             curve = curve.groupby(n.EPS)["value"].mean()
-            ax.plot(curve.index, curve.values, marker="o", ms=3, label=model)
+            ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
         ax.set_xscale("log")
         ax.set_xlabel("eps")
         ax.set_title(f"FGSM accuracy, S_attack = {s:g}")
@@ -166,14 +170,15 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path
     if rows.empty:
         return None
     styles = ["-", "--", ":", "-."]
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    looks = model_styles(results["model"])
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for i, (model, mine) in enumerate(rows.groupby("model", sort=False)):
+    for model, mine in rows.groupby("model", sort=False):
         for j, s in enumerate(s_values):
             curve = mine[mine[n.S_ATTACK] == s].groupby(n.EPS)["value"].mean()
             if len(curve):
-                ax.plot(curve.index, curve.values, marker="o", ms=3, ls=styles[j % len(styles)],
-                        color=colors[i % len(colors)], label=f"{model}, S_attack = {s:g}")
+                ax.plot(curve.index, curve.values, ms=4, ls=styles[j % len(styles)],
+                        color=looks[model]["color"], marker=looks[model]["marker"],
+                        label=f"{model}, S_attack = {s:g}")
     eps = rows[n.EPS]
     if eps.min() > 0 and eps.max() >= 10 * eps.min():  # a log axis only for a wide eps range
         ax.set_xscale("log")
@@ -245,11 +250,29 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
              for task in attack_tasks(results)}
     models = {model: [_named(figures, prefix, model) for prefix in ("attack", "targeted", "ood")]
               for model in dict.fromkeys(results["model"])}
-    written = [fgsm_overview(results, figures / "fgsm_accuracy.png")]
+    budget = {model: _named(figures, "budget", model) for model in models}
+    from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
+
+    written = headline_figures(results, run_dir, figures)
     for task, path in tasks.items():
         written.append(attack_accuracy_figure(results, task, path))
     for model, (attack, targeted, ood) in models.items():
         written.append(attack_figure(results, model, attack))
         written.append(targeted_figure(results, model, targeted))
         written.append(ood_figure(results, run_dir, model, ood))
+        written.append(rf.budget_figure(results, model, budget[model]))
     return [p for p in written if p is not None]
+
+
+# The figures the HTML leaderboard shows inline, in this order (the rest are linked).
+HEADLINE = ("fgsm_accuracy.png", "budget_accuracy.png", "detection_aware.png", "ood_roc.png")
+
+
+def headline_figures(results: pd.DataFrame, run_dir: Path, figures: Path) -> list[Path | None]:
+    """The overview figures of :data:`HEADLINE` (None where the results have no such rows)."""
+    from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
+
+    return [fgsm_overview(results, figures / HEADLINE[0]),
+            rf.budget_overview(results, figures / HEADLINE[1]),
+            rf.detection_figure(results, figures / HEADLINE[2]),
+            rf.ood_roc_overview(results, run_dir, figures / HEADLINE[3])]

@@ -11,6 +11,7 @@ import html
 import math
 import re
 
+from robustbnn.report.figures import HEADLINE
 from robustbnn.report.leaderboard import Leaderboard, format_cell, tidy
 
 __all__ = ["to_html"]
@@ -24,6 +25,9 @@ th.sorted { background: #dde8ff; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .legend li { margin: 0.3em 0; }
+figure { margin: 1em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { font-size: 12px; color: #666; }
 """
 
 # Sort rows by the clicked column: numbers by data-value in the column's better-first
@@ -91,7 +95,9 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
         board: The leaderboard.
         legend: Protocol items (Markdown bold/code is rendered, everything else escaped).
         title: Page title.
-        figures: Figure paths relative to the page, linked below the table.
+        figures: Figure paths relative to the page: the headline ones
+            (:data:`robustbnn.report.figures.HEADLINE`) shown inline below the table, the
+            others linked.
         details: Detail-table paths relative to the page, linked below the table.
     """
     heads = ['<th data-kind="text" data-key="model">model</th>']
@@ -110,7 +116,12 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
         rows.append("<tr>" + "".join(cells) + "</tr>")
     spread = (f" Mean ± sample std over {board.runs} runs (seeds {board.seeds})."
               if board.runs > 1 else f" One run (seed {board.seeds[0]}).")
-    links = "".join(f'<li><a href="{_e(p)}">{_e(p)}</a></li>' for p in [*details, *figures])
+    names = {p.rsplit("/", 1)[-1]: p for p in figures}
+    shown = [names[h] for h in HEADLINE if h in names]
+    inline = "".join(f'<figure><img src="{_e(p)}" alt="{_e(p)}"><figcaption>{_e(p)}'
+                     "</figcaption></figure>\n" for p in shown)
+    links = "".join(f'<li><a href="{_e(p)}">{_e(p)}</a></li>' for p in [*details, *figures]
+                    if p not in shown)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{_e(title)}</title>\n<style>{CSS}</style>\n</head>\n<body>\n"
@@ -120,7 +131,9 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
         "success rates are fractions.</p>\n"
         '<table id="leaderboard">\n<thead><tr>' + "".join(heads) + "</tr></thead>\n<tbody>\n"
         + "\n".join(rows) + "\n</tbody>\n</table>\n"
-        '<h2>Protocol</h2>\n<ul class="legend">'
+        + (f'<h2>Headline figures</h2>\n<div class="figures">\n{inline}</div>\n' if inline
+           else "")
+        + '<h2>Protocol</h2>\n<ul class="legend">'
         + "".join(f"<li>{_inline_md(item)}</li>" for item in legend) + "</ul>\n"
         f"<h2>Details and figures</h2>\n<ul>{links}</ul>\n"
         f"<script>{JS}</script>\n</body>\n</html>\n"

@@ -108,3 +108,24 @@ class RoundedLinear(LinearModel):
 def rounded_linear(seed: int = 0) -> RoundedLinear:
     g = torch.Generator().manual_seed(seed)
     return RoundedLinear(torch.randn(42, 7, generator=g), torch.randn(7, generator=g))
+
+
+class InputDropoutLinear(nn.Module):
+    """A linear classifier behind heavy input dropout: each sample keeps each pixel of each
+    example with probability ``1 - p`` (inverted scaling). One sample's gradient sees only the
+    kept pixels, so an attack with more samples moves more of the input per step."""
+
+    def __init__(self, seed: int = 0, p: float = 0.9) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.num_classes = 7
+        self.p = p
+        self.weight = nn.Parameter(torch.randn(42, 7, generator=g))
+        self.bias = nn.Parameter(torch.zeros(7))
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        flat = x.flatten(1)
+        keep = torch.rand(n_samples, *flat.shape, generator=generator) >= self.p  # (S, B, D)
+        kept = flat * keep / (1 - self.p)
+        return kept @ self.weight + self.bias  # (S, B, C)

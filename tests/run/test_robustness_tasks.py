@@ -1,0 +1,164 @@
+"""The robustness leaderboard's cells on toy models: budget curve, worst-of-k and the flags,
+adversarial OOD, and the leaderboard columns they feed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from robustbnn.report import names as N
+from robustbnn.report.columns import compute_columns
+from robustbnn.report.schema import Result
+from robustbnn.report.store import results_frame
+from tests.attacks._models import SHAPE, InputDropoutLinear, NoisyLinear, linear
+from tests.run.test_tasks import _run
+
+BUDGET = {"eps": 0.15, "step_size": 0.015, "s_grid": [1, 16], "steps_grid": [5, 10],
+          "restarts": 1, "k": 4, "eot_tol": 0.01, "snr_min": 1.0, "square_queries": 0,
+          "square_s_attack": 1, "n": 0, "S_eval": 8}
+
+
+def _points(model, n: int = 80, seed: int = 7):
+    x = torch.rand(n, *SHAPE, generator=torch.Generator().manual_seed(seed))
+    y = model.sample_logits(x, 64, generator=torch.Generator().manual_seed(1)).mean(0).argmax(-1)
+    return x, y
+
+
+def _by(rows: list[Result], task: str, metric: str) -> dict:
+    return {(r.measure, tuple(sorted(r.setting.items()))): r.value for r in rows
+            if r.task == task and r.metric == metric}
+
+
+def _flag(rows: list[Result], name: str) -> tuple[float, float]:
+    (value,) = [r.value for r in rows if r.measure == name and r.metric == N.VALUE]
+    (raised,) = [r.value for r in rows if r.measure == name and r.metric == N.RAISED]
+    return value, raised
+
+
+def test_eot_not_converged_fires_when_more_samples_help() -> None:
+    model = InputDropoutLinear(p=0.9)
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": True}, model, x, y, s_eval=8)
+    acc = {(r.setting["S_attack"], r.setting["steps"]): r.value for r in rows
+           if r.task == N.PGD_BUDGET}
+    assert set(acc) == {(1, 5), (1, 10), (16, 5), (16, 10)}
+    gap, raised = _flag(rows, "eot_not_converged")
+    assert gap == pytest.approx(acc[(1, 10)] - acc[(16, 10)])
+    assert gap > 0.05 and raised == 1.0
+    cost = {r.setting["gradient_evaluations"] for r in rows if r.task == N.PGD_BUDGET}
+    assert cost == {5, 10, 80, 160}
+
+
+def test_deterministic_model_raises_no_flag_and_all_k_equals_expected() -> None:
+    model = linear(scale=0.5)
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": False}, model, x, y)
+    assert _flag(rows, "eot_not_converged") == (0.0, 0.0)
+    assert _flag(rows, "transfer_beats_eot") == (0.0, 0.0)
+    assert _flag(rows, "low_gradient_snr")[1] == 0.0
+    worst = {r.metric: r.value for r in rows if r.task == N.WORST_OF_K}
+    assert worst[N.ALL_K_ACCURACY] == worst[N.EXPECTED_ACCURACY]
+    assert worst[N.FLIP_PROBABILITY] == 0.0
+
+
+def test_worst_of_k_of_a_stochastic_model_is_below_its_expected_accuracy() -> None:
+    model = NoisyLinear(sigma=2.0)
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": True, "s_grid": [2, 4], "steps_grid": [3],
+                                    "eps": 0.05, "step_size": 0.01}, model, x, y, s_eval=1)
+    worst = {r.metric: r.value for r in rows if r.task == N.WORST_OF_K}
+    assert worst[N.ALL_K_ACCURACY] < worst[N.EXPECTED_ACCURACY]
+    assert worst[N.FLIP_PROBABILITY] > 0
+
+
+def test_square_flag_needs_the_extra() -> None:
+    pytest.importorskip("torchattacks", reason="the attacks extra (torchattacks) is not "
+                        "installed: pip install --no-deps -r requirements/crosscheck.txt")
+    model = NoisyLinear(sigma=0.5)
+    x, y = _points(model, n=20)
+    rows = _run("budget", BUDGET | {"stochastic": True, "square_queries": 30,
+                                    "square_s_attack": 2, "s_grid": [1, 2], "steps_grid": [3]},
+                model, x, y)
+    value, raised = _flag(rows, "black_box_beats_white_box")
+    assert raised in (0.0, 1.0) and -1 <= value <= 1
+
+
+@pytest.mark.parametrize("model", [linear(scale=0.3), NoisyLinear(sigma=0.3)],
+                         ids=["deterministic", "stochastic"])
+def test_adversarial_ood_auroc_is_at_most_the_clean_auroc(model, monkeypatch) -> None:
+    x_in, y_in = _points(model, n=60)
+    ood = torch.rand(50, *SHAPE, generator=torch.Generator().manual_seed(3)) * 0.3
+    monkeypatch.setattr("robustbnn.run.tasks.adv_ood.ood_images", lambda spec, name: ood)
+    with torch.no_grad():
+        probs = torch.softmax(model.sample_logits(x_in, 8, generator=torch.Generator()), -1)
+    from robustbnn.run.tasks._scoring import uncertainty_scores
+    params = {"set": "toy", "eps_grid": [0.05, 0.1], "step_fraction": 0.2, "steps": 10,
+              "S_attack": 4, "measures": ["predictive_entropy", "max_prob", "bald"], "n": 0,
+              "S_eval": 8}
+    rows = _run_with_inputs("adv_ood", params, model, x_in, y_in,
+                            {"clean": uncertainty_scores(probs)})
+    for measure in {r.measure for r in rows}:
+        auroc = {r.setting["eps"]: r.value for r in rows if r.measure == measure}
+        assert set(auroc) == {0.0, 0.05, 0.1}
+        assert auroc[0.1] <= auroc[0.0] + 1e-9, (measure, auroc)
+        assert auroc[0.1] < auroc[0.0] - 0.05, (measure, auroc)
+    measures = {r.measure for r in rows}
+    assert ("bald" in measures) == isinstance(model, NoisyLinear)  # constant BALD: no rows
+
+
+def _run_with_inputs(task, params, model, x, y, inputs):
+    import dataclasses
+    import types
+
+    from robustbnn.predict import DEFAULT_MEMORY_MB
+    from robustbnn.run.cells import Cell
+    from robustbnn.run.context import Checked, Context, RunSpec
+    from robustbnn.run.tasks import TASKS
+    from robustbnn.suites import BenchConfig
+
+    spec = RunSpec(dataclasses.replace(BenchConfig(), s_eval=params["S_eval"]), None, False,
+                   "cpu", "unused")
+    data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
+    ctx = Context(Cell(task, "toy", {"memory_mb": DEFAULT_MEMORY_MB, **params}), spec, data,
+                  Checked(model, "toy"), inputs)
+    return [Result.from_json(r) for r in TASKS.get(task)(ctx).rows]
+
+
+def _row(model, run, task, measure, metric, value, **knobs):
+    return Result(model, run, task, "mnist5k", knobs, measure, metric, value)
+
+
+def test_leaderboard_columns_of_the_robustness_rows() -> None:
+    rows = []
+    for run in (0, 1):
+        for model, allk, adaptive in (("mlp", 0.1, 0.3), ("mc_dropout", 0.2, 0.5)):
+            rows.append(_row(model, run, N.WORST_OF_K, "", N.ALL_K_ACCURACY, allk + run / 100,
+                             eps=0.3, k=10, S_attack=16, steps=40))
+            for measure, bonus in (("bald", 0.0), ("max_prob", 0.1)):
+                for flag, value in ((True, adaptive + bonus), (False, 0.9)):
+                    rows.append(_row(model, run, N.DETECTOR_AWARE, measure,
+                                     N.DETECTION_AWARE_ACCURACY, value, eps=0.1, adaptive=flag,
+                                     fpr=0.05))
+            for eps, value in ((0.0, 0.9), (0.1, 0.6)):
+                rows.append(_row(model, run, N.ADV_OOD, "bald", N.AUROC, value, eps=eps))
+            raised = float(model == "mc_dropout" and run == 1)
+            rows.append(_row(model, run, N.ROBUST_FLAGS, "eot_not_converged", N.RAISED, raised,
+                             eps=0.3, tol=0.01))
+    frame = results_frame(rows)
+    frame["run"] = frame["seed"]
+    columns, values = compute_columns(frame)
+    keys = [c.key for c in columns]
+    assert keys == ["robust_accuracy_allk_eps0.3", "detection_aware_eps0.1",
+                    "detection_aware_eps0.1_nonadaptive", "detection_aware_eps0.1_measure",
+                    "adv_ood_auroc_eps0.1", "adv_ood_auroc_clean",
+                    "adv_ood_auroc_eps0.1_measure", "robust_flags"]
+    assert values["robust_accuracy_allk_eps0.3"][("mc_dropout", 1)] == pytest.approx(0.21)
+    assert values["detection_aware_eps0.1_measure"]["mlp"] == "max_prob"
+    assert values["detection_aware_eps0.1"][("mlp", 0)] == pytest.approx(0.4)
+    assert values["detection_aware_eps0.1_nonadaptive"][("mlp", 0)] == pytest.approx(0.9)
+    assert values["robust_flags"].to_dict() == {
+        "mlp": "none", "mc_dropout": "eot_not_converged (ε=0.3 in 1/2 runs)"}
+    assert isinstance(values["adv_ood_auroc_clean"], pd.Series)
+    assert np.isclose(values["adv_ood_auroc_eps0.1"][("mlp", 0)], 0.6)
