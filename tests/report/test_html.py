@@ -50,7 +50,19 @@ def test_the_page_is_self_contained(tmp_path: Path) -> None:
     render([run], run)
     page = (run / "leaderboard.html").read_text()
     assert "http://" not in page and "https://" not in page and "<link" not in page
-    assert 'href="figures/fgsm_accuracy.png"' in page and 'href="ood.md"' in page
+    assert 'src="figures/fgsm_accuracy.png"' in page and 'href="ood.md"' in page  # inline
+    assert 'href="figures/attack_a.png"' in page  # every other figure is linked
+
+
+def test_chromium_shows_the_headline_figures_inline(browser, tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", rows("a") + rows("b", acc=0.5))
+    render([run], run)
+    browser.get((run / "leaderboard.html").as_uri())
+    images = browser.find_elements("css selector", ".figures img")
+    assert [i.get_attribute("alt") for i in images] == ["figures/fgsm_accuracy.png"]
+    widths = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.figures img'), i => i.naturalWidth)")
+    assert widths and all(w > 0 for w in widths)  # decoded, not a broken-image icon
 
 
 @pytest.fixture

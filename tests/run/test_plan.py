@@ -37,8 +37,27 @@ def test_smoke_plan_orders_dependencies_first_and_covers_every_task() -> None:
     assert len(seen) == len(plan.cells), "two cells share an id"
     tasks = [c.task for c in plan.cells if c.model == "mlp"]
     # train, clean, fgsm + sanity per S_attack (1, 32), targeted, pgd per eps (0.1, 0.3), 3 OOD
+    # then the robustness cells: budget per eps (0.1, 0.3), detector-aware at 0.1, and
+    # adversarial OOD for the run's sets among adv_ood_sets (uniform, glyphs)
     assert tasks == ["train", "clean", "fgsm", "sanity", "fgsm", "sanity", "targeted", "attack",
-                     "attack", "ood", "ood", "ood"]
+                     "attack", "budget", "budget", "detector_aware", "ood", "ood", "ood",
+                     "adv_ood", "adv_ood"]
+
+
+def test_robustness_cells_read_the_clean_scores_and_know_deterministic_models() -> None:
+    plan = _plan()
+    by_id = plan.by_id()
+    for cell in plan.cells:
+        if cell.task in ("budget", "detector_aware", "adv_ood"):
+            assert [by_id[d].task for d in cell.deps] == ["train", "clean"]
+    budget = {c.model: c.params for c in plan.cells if c.task == "budget"}
+    assert budget["mlp"]["stochastic"] is False and budget["mc_dropout"]["stochastic"] is True
+    adaptive = {c.model: c.params["S_attack"] for c in plan.cells if c.task == "detector_aware"}
+    assert adaptive == {"mlp": 1, "mc_dropout": 2}  # one network needs one sample
+    none = _plan(robustness=())
+    assert not {"budget", "detector_aware", "adv_ood"} & {c.task for c in none.cells}
+    only_ood = _plan(robustness=("adversarial_ood",), ood=("gaussian",))
+    assert "adv_ood" not in {c.task for c in only_ood.cells}  # gaussian is not in adv_ood_sets
 
 
 def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
@@ -52,7 +71,7 @@ def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
 
 
 def test_attacks_come_from_the_registry() -> None:
-    plan = _plan(attacks=("pgd",))
+    plan = _plan(attacks=("pgd",), robustness=())
     assert {c.task for c in plan.cells} == {"train", "clean", "attack", "ood"}
     assert {c.params["attack"] for c in plan.cells if c.task == "attack"} == {"pgd"}
 
@@ -73,7 +92,7 @@ def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
     assert main(["bench", "--suite", "smoke", "--plan", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     lines = text.strip().splitlines()
-    assert lines[-1] == "24 cells: 0 done, 24 to run"
+    assert lines[-1] == "34 cells: 0 done, 34 to run"
     assert any("train mlp" in line and "todo" in line for line in lines)
     assert not out.exists()
 
@@ -101,3 +120,6 @@ def test_bad_in_split_and_counts_are_one_line_errors() -> None:
     with pytest.raises(ConfigError, match="ood_counts names sets the run does not score: "
                                           "\\['notmnist'\\]"):
         _plan(ood_counts=(("notmnist", 1000),))
+    with pytest.raises(ConfigError, match="unknown robustness cell kind\\(s\\) \\['budgets'\\]; "
+                                          "known: \\['budget', 'detector_aware', 'adversarial_ood'\\]"):
+        _plan(robustness=("budgets",))
