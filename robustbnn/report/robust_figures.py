@@ -108,10 +108,17 @@ def budget_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
+def _columns(results: pd.DataFrame) -> tuple[list, dict]:
+    """The leaderboard's columns of ``results`` (one run per seed when no ``run`` column)."""
+    if "run" not in results:
+        results = results.assign(run=results["seed"])
+    return compute_columns(results)
+
+
 def detection_figure(results: pd.DataFrame, path: Path) -> Path | None:
     """Detection-aware robust accuracy per model: non-adaptive vs adaptive, leaderboard
     detector."""
-    columns, values = compute_columns(results)
+    columns, values = _columns(results)
     keys = [c.key for c in columns if c.key.startswith("detection_aware_eps")]
     if not keys:
         return None
@@ -140,7 +147,7 @@ def detection_figure(results: pd.DataFrame, path: Path) -> Path | None:
 def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path) -> Path | None:
     """Every model's ROC per OOD set (held-out classes excluded), for its leaderboard OOD
     measure (the best mean AUROC); from the first run's scores."""
-    columns, values = compute_columns(results)
+    _, values = _columns(results)
     if "ood_auroc_mean_measure" not in values:
         return None
     measure = values["ood_auroc_mean_measure"]
