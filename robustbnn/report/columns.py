@@ -117,6 +117,17 @@ def _flags(results: pd.DataFrame) -> pd.Series:
     return pd.Series(out, dtype=object)
 
 
+def _bound(results: pd.DataFrame, eps: float, models: object) -> pd.Series:
+    """Per model, ``upper bound`` when ``eot_not_converged`` was raised at ``eps`` in some
+    run (more posterior samples still lowered accuracy), else ``converged``."""
+    flags = with_knobs(results[(results["task"] == n.ROBUST_FLAGS)
+                               & (results["measure"] == "eot_not_converged")
+                               & (results["metric"] == n.RAISED)], n.EPS)
+    raised = set(flags[(flags[n.EPS] == eps) & (flags["value"] >= 1)]["model"])
+    return pd.Series({str(m): "upper bound (eot_not_converged)" if m in raised else "converged"
+                      for m in models}, dtype=object)
+
+
 def _robustness(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     """The robustness leaderboard's columns: all-k robust accuracy of the largest PGD-EOT
     budget, detection-aware robust accuracy (adaptive, then non-adaptive) of the best
@@ -131,6 +142,8 @@ def _robustness(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         col = Column(f"robust_accuracy_allk_eps{eps:g}",
                      f"PGD-EOT all-{k} acc ε={eps:g} (S={s}×{steps})", n.ALL_K_ACCURACY)
         out.append((col, _per_run(at)))
+        out.append((Column(f"robust_accuracy_allk_eps{eps:g}_bound", f"ε={eps:g} acc is",
+                           kind="text"), _bound(results, eps, at["model"].unique())))
     det = with_knobs(results[(task == n.DETECTOR_AWARE) & (metric == n.DETECTION_AWARE_ACCURACY)],
                      n.EPS, n.ADAPTIVE, n.FPR)
     if len(det):

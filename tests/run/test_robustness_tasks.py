@@ -63,6 +63,16 @@ def test_deterministic_model_raises_no_flag_and_all_k_equals_expected() -> None:
     assert worst[N.FLIP_PROBABILITY] == 0.0
 
 
+def test_the_registry_mlp_raises_no_eot_flag() -> None:
+    from tests._toys import build
+
+    model = build("mlp", in_shape=SHAPE)
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": False}, model, x, y)
+    assert _flag(rows, "eot_not_converged") == (0.0, 0.0)
+    assert len({r.value for r in rows if r.task == N.PGD_BUDGET}) > 1  # the attack did move
+
+
 def test_worst_of_k_of_a_stochastic_model_is_below_its_expected_accuracy() -> None:
     model = NoisyLinear(sigma=2.0)
     x, y = _points(model)
@@ -150,7 +160,8 @@ def test_leaderboard_columns_of_the_robustness_rows() -> None:
     frame["run"] = frame["seed"]
     columns, values = compute_columns(frame)
     keys = [c.key for c in columns]
-    assert keys == ["robust_accuracy_allk_eps0.3", "detection_aware_eps0.1",
+    assert keys == ["robust_accuracy_allk_eps0.3", "robust_accuracy_allk_eps0.3_bound",
+                    "detection_aware_eps0.1",
                     "detection_aware_eps0.1_nonadaptive", "detection_aware_eps0.1_measure",
                     "adv_ood_auroc_eps0.1", "adv_ood_auroc_clean",
                     "adv_ood_auroc_eps0.1_measure", "robust_flags"]
@@ -158,6 +169,8 @@ def test_leaderboard_columns_of_the_robustness_rows() -> None:
     assert values["detection_aware_eps0.1_measure"]["mlp"] == "max_prob"
     assert values["detection_aware_eps0.1"][("mlp", 0)] == pytest.approx(0.4)
     assert values["detection_aware_eps0.1_nonadaptive"][("mlp", 0)] == pytest.approx(0.9)
+    assert values["robust_accuracy_allk_eps0.3_bound"].to_dict() == {
+        "mlp": "converged", "mc_dropout": "upper bound (eot_not_converged)"}
     assert values["robust_flags"].to_dict() == {
         "mlp": "none", "mc_dropout": "eot_not_converged (ε=0.3 in 1/2 runs)"}
     assert isinstance(values["adv_ood_auroc_clean"], pd.Series)
