@@ -178,6 +178,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--attacks", type=_split_names, metavar="A,B",
                        help="attacks from the registry, comma-separated (default: the suite's, "
                             "fgsm,targeted_ifgsm; also pgd and plug-in attacks)")
+    bench.add_argument("--robustness", type=_split_names, metavar="A,B",
+                       help="robustness-leaderboard cells, comma-separated: budget, "
+                            "detector_aware, adversarial_ood, or none (default: the suite's; "
+                            "all three in default and paper)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
     bench.add_argument("--plan", action="store_true",
@@ -257,6 +261,8 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
         changes["ood_preprocessing"] = args.ood_preprocessing
     if args.attacks:
         changes["attacks"] = args.attacks
+    if args.robustness:
+        changes["robustness"] = () if args.robustness == ("none",) else args.robustness
     if args.targeted_samples:
         changes["targeted_s_attack"] = args.targeted_samples
     if args.memory_mb:

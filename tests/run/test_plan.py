@@ -123,3 +123,19 @@ def test_bad_in_split_and_counts_are_one_line_errors() -> None:
     with pytest.raises(ConfigError, match="unknown robustness cell kind\\(s\\) \\['budgets'\\]; "
                                           "known: \\['budget', 'detector_aware', 'adversarial_ood'\\]"):
         _plan(robustness=("budgets",))
+
+
+def test_robustness_option_selects_cells_and_names_a_typo(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    assert main(["bench", "--suite", "smoke", "--robustness", "none", "--plan", "--out", out]) == 0
+    assert "budget" not in capsys.readouterr().out
+    assert main(["bench", "--suite", "smoke", "--robustness", "budget", "--plan",
+                 "--out", out]) == 0
+    plan = capsys.readouterr().out
+    assert "budget mlp eps=0.3" in plan and "detector-aware" not in plan
+    assert main(["bench", "--suite", "smoke", "--robustness", "budgetz", "--out", out]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["robustbnn: error: unknown robustness cell kind(s) ['budgetz']; known: "
+                   "['budget', 'detector_aware', 'adversarial_ood']"]
+    assert not (tmp_path / "out").exists()  # nothing written before the error
