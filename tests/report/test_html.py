@@ -119,3 +119,18 @@ def test_chromium_shows_the_committed_leaderboard(browser) -> None:
     browser.find_element("css selector", 'th[data-key="ood_auroc_mean"]').click()
     auroc = {r["model"]: r["ood_auroc_mean"] for r in committed["rows"]}
     assert _models(browser) == sorted(auroc, key=lambda m: -auroc[m])
+
+
+def test_chromium_shows_the_default_leaderboard_with_its_headline_figures(browser) -> None:
+    reports = Path(__file__).resolve().parents[2] / "reports" / "default"
+    committed = json.loads((reports / "leaderboard.json").read_text())
+    browser.get((reports / "leaderboard.html").as_uri())
+    assert sorted(_models(browser)) == sorted(r["model"] for r in committed["rows"])
+    assert len(committed["rows"]) == len(MODELS.names())  # every registered model
+    images = browser.find_elements("css selector", ".figures img")
+    assert [i.get_attribute("alt") for i in images] == [
+        "figures/fgsm_accuracy.png", "figures/budget_accuracy.png",
+        "figures/detection_aware.png", "figures/ood_roc.png"]
+    widths = browser.execute_script(
+        "return Array.from(document.querySelectorAll('.figures img'), i => i.naturalWidth)")
+    assert all(w > 0 for w in widths)  # every headline figure decodes
