@@ -40,6 +40,7 @@ import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import _sample, mc_loss
+from robustbnn.attacks._linf import box, project, random_start
 from robustbnn.ood.uncertainty import UNCERTAINTIES
 
 __all__ = ["DIFFERENTIABLE_MEASURES", "DetectorAwarePGD"]
@@ -98,11 +99,8 @@ class DetectorAwarePGD:
         """
         u_of = UNCERTAINTIES.get(self.measure)
         x0 = x.detach()
-        lo, hi = (x0 - self.eps).clamp(0.0, 1.0), (x0 + self.eps).clamp(0.0, 1.0)
-        x_adv = x0
-        if self.random_start:
-            noise = torch.rand(x0.shape, generator=generator, device=x0.device, dtype=x0.dtype)
-            x_adv = torch.minimum(torch.maximum(x0 + self.eps * (2 * noise - 1), lo), hi)
+        lo, hi = box(x0, self.eps)
+        x_adv = random_start(x0, self.eps, lo, hi, generator) if self.random_start else x0
         shape = (-1, *[1] * (x0.ndim - 1))
         best = x_adv
         best_u = torch.full((x0.shape[0],), float("inf"), device=x0.device)
@@ -124,6 +122,6 @@ class DetectorAwarePGD:
                 ce = mc_loss(logits, y, "expected", reduction="none")
                 objective = torch.where(wrong, -u, ce).sum()
                 (grad,) = torch.autograd.grad(objective, x_var)
-            x_adv = torch.minimum(torch.maximum(x_adv + self.step_size * grad.sign(), lo), hi)
+            x_adv = project(x_adv + self.step_size * grad.sign(), lo, hi)
         found = torch.isfinite(best_u).view(shape)
         return torch.where(found, best, x_adv).detach()

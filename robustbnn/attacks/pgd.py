@@ -43,6 +43,7 @@ from robustbnn.attacks._grad import (
     mc_input_grad,
     mc_objective_per_example,
 )
+from robustbnn.attacks._linf import box, project, random_start
 
 __all__ = ["PGD"]
 
@@ -88,8 +89,7 @@ class PGD:
         else:
             y = attack_labels(model, x0, y, label=self.label, n_samples=self.n_samples,
                               generator=generator, name=name)
-        lo, hi = (x0 - self.eps).clamp(0.0, 1.0), (x0 + self.eps).clamp(0.0, 1.0)
-        return x0, y, target, lo, hi
+        return x0, y, target, *box(x0, self.eps)
 
     def _path(self, model: torch.nn.Module, x0: Tensor, y: Tensor, target: Tensor | None,
               lo: Tensor, hi: Tensor, steps: int, generator: torch.Generator | None,
@@ -97,15 +97,13 @@ class PGD:
         """One restart: yield the start (step 0), then ``x_adv`` after every step."""
         x_adv = x0
         if self.random_start:
-            noise = torch.rand(x0.shape, generator=start_generator, device=x0.device,
-                               dtype=x0.dtype)
-            x_adv = torch.minimum(torch.maximum(x0 + self.eps * (2 * noise - 1), lo), hi)
+            x_adv = random_start(x0, self.eps, lo, hi, start_generator)
         yield x_adv
         for _ in range(steps):
             grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
                                  objective=self.objective, target=target,
                                  generator=generator, name=name)
-            x_adv = torch.minimum(torch.maximum(x_adv + self.step_size * grad.sign(), lo), hi)
+            x_adv = project(x_adv + self.step_size * grad.sign(), lo, hi)
             yield x_adv
 
     def _score(self, model: torch.nn.Module, x_adv: Tensor, y: Tensor, target: Tensor | None,

@@ -31,6 +31,7 @@ import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import _sample
+from robustbnn.attacks._linf import box, project
 from robustbnn.ood.uncertainty import UNCERTAINTIES
 
 __all__ = ["lower_uncertainty"]
@@ -57,7 +58,7 @@ def lower_uncertainty(model: torch.nn.Module, x: Tensor, *, measure: str, eps: f
                          "lower it")
     u_of = UNCERTAINTIES.get(measure)
     x0 = x.detach()
-    lo, hi = (x0 - eps).clamp(0.0, 1.0), (x0 + eps).clamp(0.0, 1.0)
+    lo, hi = box(x0, eps)
     shape = (-1, *[1] * (x0.ndim - 1))
     x_adv, best = x0, x0
     best_u = torch.full((x0.shape[0],), float("inf"), device=x0.device)
@@ -71,5 +72,5 @@ def lower_uncertainty(model: torch.nn.Module, x: Tensor, *, measure: str, eps: f
             if step == steps:
                 break
             (grad,) = torch.autograd.grad(u.sum(), x_var)
-        x_adv = torch.minimum(torch.maximum(x_adv - step_size * grad.sign(), lo), hi)
+        x_adv = project(x_adv - step_size * grad.sign(), lo, hi)
     return best.detach()

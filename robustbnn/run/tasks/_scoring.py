@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -9,11 +12,12 @@ from torch import Tensor
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.ood.extra import EXTRA_MEASURES
-from robustbnn.predict import sample_probs
+from robustbnn.predict import chunk_rows, sample_probs
 from robustbnn.report import names as N
 from robustbnn.run.context import Context
 
-__all__ = ["RANKING", "adversarial_rows", "ranking_rows", "uncertainty_scores"]
+__all__ = ["RANKING", "adversarial_rows", "in_attack_batches", "ranking_rows",
+           "uncertainty_scores"]
 
 RANKING = {N.AUROC: auroc, N.AUPR_IN: aupr_in, N.AUPR_OUT: aupr_out,
            N.FPR_AT_95_TPR: fpr_at_95_tpr}
@@ -69,6 +73,16 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
             rows.append(ctx.result(task, knobs, measure, N.ERROR_DETECTION,
                                    auroc(wrong, score)))
     return rows
+
+
+def in_attack_batches(ctx: Context, n_samples: int, fn: Callable[..., Any],
+                      *tensors: Tensor) -> list[Any]:
+    """``fn`` on consecutive example slices of ``tensors``, each slice small enough that one
+    gradient pass of ``n_samples`` posterior samples fits the cell's ``memory_mb``."""
+    rows = chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True)
+    batch = max(1, rows // n_samples)
+    return [fn(*(t[i : i + batch] for t in tensors))
+            for i in range(0, tensors[0].shape[0], batch)]
 
 
 def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:

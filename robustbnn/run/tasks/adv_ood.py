@@ -11,16 +11,17 @@ ranks nothing and gets no rows.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
 from robustbnn.metrics import auroc
 from robustbnn.ood.adversarial import lower_uncertainty
-from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, ood_images
-from robustbnn.run.tasks._scoring import no_grad_probs, uncertainty_scores
+from robustbnn.run.tasks._scoring import in_attack_batches, no_grad_probs, uncertainty_scores
 
 __all__ = ["run"]
 
@@ -33,7 +34,6 @@ def run(ctx: Context) -> CellOutcome:
     x = x[: p[N.N]] if p[N.N] > 0 else x
     s, steps = p[N.S_ATTACK], p[N.STEPS]
     scores_in = ctx.inputs["indist"] if "indist" in ctx.inputs else ctx.inputs["clean"]
-    batch = max(1, chunk_rows(ctx.model, p["memory_mb"], grad=True) // s)
     base = {N.S_ATTACK: s, N.STEPS: steps, N.S_EVAL: ctx.cfg.s_eval,
             N.N_IN: len(next(iter(scores_in.values()))), N.N_OUT: int(x.shape[0])}
 
@@ -51,10 +51,10 @@ def run(ctx: Context) -> CellOutcome:
         for eps in p["eps_grid"]:
             step_size = eps * p["step_fraction"]
             gen = ctx.gen("attack", measure, str(eps))
-            x_adv = torch.cat([
-                lower_uncertainty(ctx.model, x[i : i + batch], measure=measure, eps=eps,
-                                  step_size=step_size, steps=steps, n_samples=s, generator=gen)
-                for i in range(0, x.shape[0], batch)])
+            lower = functools.partial(lower_uncertainty, ctx.model, measure=measure, eps=eps,
+                                      step_size=step_size, steps=steps, n_samples=s,
+                                      generator=gen)
+            x_adv = torch.cat(in_attack_batches(ctx, s, lower, x))
             out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]
             knobs = base | {N.EPS: float(eps), N.STEP_SIZE: step_size}
             rows.append(ctx.result(N.ADV_OOD, knobs, measure, N.AUROC, rank(measure, out),

@@ -13,11 +13,10 @@ import dataclasses
 import torch
 
 from robustbnn.attacks import ATTACKS
-from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks._scoring import adversarial_rows
+from robustbnn.run.tasks._scoring import adversarial_rows, in_attack_batches
 
 __all__ = ["build_attack", "run"]
 
@@ -38,9 +37,9 @@ def run(ctx: Context) -> CellOutcome:
     attack = build_attack(p["attack"], p)
     x, y = ctx.test_head(p[N.N])
     gen = ctx.gen("attack")
-    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // p[N.S_ATTACK])
-    x_adv = torch.cat([attack(ctx.model, x[i : i + batch], y[i : i + batch], generator=gen)
-                       for i in range(0, x.shape[0], batch)]).detach()
+    x_adv = torch.cat(in_attack_batches(
+        ctx, p[N.S_ATTACK], lambda xb, yb: attack(ctx.model, xb, yb, generator=gen),
+        x, y)).detach()
     knobs = {k: p[k] for k in (N.EPS, N.S_ATTACK) } | {N.S_EVAL: ctx.cfg.s_eval}
     knobs |= {k: p[k] for k in (N.STEPS, N.RESTARTS, N.STEP_SIZE, N.OBJECTIVE, N.LABEL, N.N)}
     return CellOutcome(rows=adversarial_rows(ctx, p["attack"], knobs, x_adv, y,

@@ -21,6 +21,7 @@ differences between points are the attack's, not Monte Carlo noise of the evalua
 
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -29,10 +30,10 @@ from torch import Tensor
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import gradient_snr, square_attack, transfer_attack
 from robustbnn.metrics.worst_of_k import k_predictions, summarise
-from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
+from robustbnn.run.tasks._scoring import in_attack_batches
 
 __all__ = ["SNR_CAP", "largest_and_next", "run"]
 
@@ -46,12 +47,6 @@ def largest_and_next(points: dict[tuple[int, int], float],
     largest = max(points)
     below = [p for p in points if p[1] == largest[1] and p[0] < largest[0]]
     return largest, (max(below) if below else None)
-
-
-def _batched(ctx: Context, x: Tensor, y: Tensor, n_samples: int, fn) -> list:
-    """``fn(xb, yb)`` over batches that fit one gradient pass of ``n_samples`` samples."""
-    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // n_samples)
-    return [fn(x[i : i + batch], y[i : i + batch]) for i in range(0, x.shape[0], batch)]
 
 
 def _accuracy(ctx: Context, x_adv: Tensor, y: Tensor) -> float:
@@ -77,16 +72,15 @@ def run(ctx: Context) -> CellOutcome:
         if s_run not in runs:
             attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at), restarts=restarts,
                          n_samples=s_run, objective="expected", label="true")
-            gen, start = ctx.gen("attack", str(s_run)), ctx.gen("start")
-            parts = _batched(ctx, x, y, s_run,
-                             lambda xb, yb, attack=attack, gen=gen, start=start:
-                             attack.checkpoints(ctx.model, xb, yb, at, generator=gen,
-                                                start_generator=start))
-            runs[s_run] = {k: torch.cat([part[k] for part in parts]).detach() for k in at}
-            runs[s_run] = {k: (v, _accuracy(ctx, v, y)) for k, v in runs[s_run].items()}
+            parts = in_attack_batches(ctx, s_run, functools.partial(
+                attack.checkpoints, ctx.model, at=at, generator=ctx.gen("attack", str(s_run)),
+                start_generator=ctx.gen("start")), x, y)
+            for steps in at:
+                x_adv = torch.cat([part[steps] for part in parts]).detach()
+                runs[s_run, steps] = x_adv, _accuracy(ctx, x_adv, y)
         for steps in at:
             key = (s, steps)
-            adv[key], points[key] = runs[s_run][steps]
+            adv[key], points[key] = runs[s_run, steps]
             cost[key] = s * steps * restarts
             knobs = base | {N.S_ATTACK: s, N.STEPS: steps, N.GRADIENT_EVALUATIONS: cost[key]}
             rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key]))
@@ -114,27 +108,24 @@ def run(ctx: Context) -> CellOutcome:
     steps = max(at)
     frozen = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=steps, restarts=restarts,
                  n_samples=1, objective="expected", label="true")
-    gen, start = ctx.gen("transfer"), ctx.gen("start")
-    x_tr = torch.cat(_batched(ctx, x, y, 1, lambda xb, yb: transfer_attack(
-        ctx.model, xb, yb, frozen, member=ctx.gen("member"), generator=gen,
-        start_generator=start)))
+    x_tr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
+        transfer_attack, ctx.model, attack=frozen, member=ctx.gen("member"),
+        generator=ctx.gen("transfer"), start_generator=ctx.gen("start")), x, y))
     transfer_acc = _accuracy(ctx, x_tr.detach(), y)
     flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
          {N.TOL: tol, N.STEPS: steps})
     s_max = max(p["s_grid"])
     if s_max >= 2:
-        snr_gen = ctx.gen("snr")
-        snr = torch.cat(_batched(ctx, x, y, 1, lambda xb, yb: gradient_snr(
-            ctx.model, xb, yb, n_samples=s_max, generator=snr_gen)))
+        snr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
+            gradient_snr, ctx.model, n_samples=s_max, generator=ctx.gen("snr")), x, y))
         median = float(snr.median()) * math.sqrt(s_max)
         flag("low_gradient_snr", min(median, SNR_CAP), median < p["snr_min"],
              {N.TOL: p["snr_min"], N.S_ATTACK: s_max})
     if p["square_queries"] > 0:
         s_sq = p["square_s_attack"]
-        gen = ctx.gen("square")
-        x_sq = torch.cat(_batched(ctx, x, y, s_sq, lambda xb, yb: square_attack(
-            ctx.model, xb, yb, eps=eps, n_queries=p["square_queries"], n_samples=s_sq,
-            generator=gen, seed=0)))
+        x_sq = torch.cat(in_attack_batches(ctx, s_sq, functools.partial(
+            square_attack, ctx.model, eps=eps, n_queries=p["square_queries"], n_samples=s_sq,
+            generator=ctx.gen("square"), seed=0), x, y))
         square_acc = _accuracy(ctx, x_sq, y)
         flag("black_box_beats_white_box", eot_acc - square_acc, square_acc < eot_acc - tol,
              {N.TOL: tol, "queries": p["square_queries"], N.S_ATTACK: s_sq})

@@ -13,17 +13,18 @@ counts an example robust only when every attack of its ensemble fails).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
 from robustbnn.attacks.adaptive import DetectorAwarePGD
 from robustbnn.attacks.pgd import PGD
 from robustbnn.metrics.detection import detection_aware_accuracy, threshold_at_fpr
-from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks._scoring import no_grad_probs, uncertainty_scores
+from robustbnn.run.tasks._scoring import in_attack_batches, no_grad_probs, uncertainty_scores
 
 __all__ = ["run"]
 
@@ -32,15 +33,13 @@ def run(ctx: Context) -> CellOutcome:
     p = ctx.params
     x, y = ctx.test_head(p[N.N])
     s, steps, step_size, eps = p[N.S_ATTACK], p[N.STEPS], p[N.STEP_SIZE], p[N.EPS]
-    batch = max(1, chunk_rows(ctx.model, p["memory_mb"], grad=True) // s)
     clean = ctx.inputs["clean"]
     base = {N.EPS: eps, N.S_ATTACK: s, N.STEPS: steps, N.STEP_SIZE: step_size,
             N.S_EVAL: ctx.cfg.s_eval, N.FPR: p[N.FPR], N.N: int(x.shape[0])}
 
     def attacked(attack: object, stream: str) -> torch.Tensor:
-        gen = ctx.gen("attack", stream)
-        return torch.cat([attack(ctx.model, x[i : i + batch], y[i : i + batch], generator=gen)
-                          for i in range(0, x.shape[0], batch)]).detach()
+        return torch.cat(in_attack_batches(ctx, s, functools.partial(
+            attack, ctx.model, generator=ctx.gen("attack", stream)), x, y)).detach()
 
     def evaluate(x_adv: torch.Tensor) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         probs = no_grad_probs(ctx, x_adv, "eval")

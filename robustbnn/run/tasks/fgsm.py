@@ -12,11 +12,10 @@ import torch
 
 from robustbnn.attacks import FGSM
 from robustbnn.attacks.sanity import Check, accuracy_monotone
-from robustbnn.predict import chunk_rows
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks._scoring import adversarial_rows
+from robustbnn.run.tasks._scoring import adversarial_rows, in_attack_batches
 
 __all__ = ["attack_of", "check_rows", "run"]
 
@@ -40,11 +39,10 @@ def run(ctx: Context) -> CellOutcome:
     p = ctx.params
     attack = attack_of(p)
     x, y = ctx.test_head(p[N.N])
-    batch = max(1, chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True) // attack.n_samples)
     gen = ctx.gen("attack")
-    direction = torch.cat([attack.direction(ctx.model, x[i : i + batch], y[i : i + batch],
-                                            generator=gen)
-                           for i in range(0, x.shape[0], batch)])  # (B, *)
+    direction = torch.cat(in_attack_batches(
+        ctx, attack.n_samples, lambda xb, yb: attack.direction(ctx.model, xb, yb, generator=gen),
+        x, y))  # (B, *)
     base = {N.S_ATTACK: attack.n_samples, N.OBJECTIVE: attack.objective, N.LABEL: attack.label}
     nonzero = direction.flatten(1).abs().sum(1).gt(0).double().mean().item()
     rows = check_rows(ctx, Check(nonzero, nonzero == 1.0, {}), "gradient_nonzero", base)
