@@ -37,6 +37,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
+from robustbnn.errors import CacheMismatchError
 from robustbnn.report.store import umask_mode
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,10 @@ class _Damaged(Exception):
     """An entry that fails verification; the message is the reason."""
 
 
+class _Mismatch(_Damaged):
+    """An intact entry whose tensor names, shapes or dtypes differ from the model's."""
+
+
 def resolve_cache_dir(cli_value: str | Path | None) -> Path:
     """``--cache-dir``, else ``$ROBUSTBNN_CACHE``, else the user cache directory."""
     if cli_value:
@@ -62,10 +67,15 @@ def resolve_cache_dir(cli_value: str | Path | None) -> Path:
     return Path(platformdirs.user_cache_dir("robustbnn")) / "models"
 
 
-def cache_key(name: str, config: Any, data_fingerprint: str, seed: int) -> str:
-    """A 16-hex-digit key over everything that determines the trained weights."""
+def cache_key(name: str, config: Any, data_fingerprint: str, seed: int,
+              code: dict[str, str] | None = None) -> str:
+    """A 16-hex-digit key over everything that determines the trained weights.
+
+    ``code`` identifies the model's code (:func:`robustbnn.models.base.code_identity`:
+    ``ModelSpec.version``, and a plug-in's package version and source hash).
+    """
     payload = {"format": CACHE_FORMAT, "model": name, "config": dataclasses.asdict(config),
-               "data": data_fingerprint, "seed": seed}
+               "data": data_fingerprint, "seed": seed, "code": code or {}}
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 
@@ -101,7 +111,9 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
 
     Nothing is copied until ``config.json`` is a JSON object recording this ``key`` and
     ``name``, the weights have the recorded sha256 and load, and their names, shapes and dtypes
-    are exactly those of ``model.state_dict()``. A damaged entry is logged and discarded.
+    are exactly those of ``model.state_dict()``. A damaged entry is logged and discarded; an
+    intact one whose tensors do not fit the model is refused (never half-loaded, never
+    silently retrained over).
 
     Args:
         cache_dir: The cache root.
@@ -111,6 +123,10 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
 
     Returns:
         The metadata given to :func:`save`, or None when the entry is absent or damaged.
+
+    Raises:
+        CacheMismatchError: The entry is intact, but its tensor names, shapes or dtypes are
+            not the model's (the model's code changed); the message names ``--no-cache``.
     """
     where = entry_dir(cache_dir, name, key)
     expected = _layout(model.state_dict())
@@ -120,6 +136,11 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
     ident, raw_config, raw_weights = snapshot
     try:
         meta, state = _verify(raw_config, raw_weights, name, key, expected)
+    except _Mismatch as err:
+        raise CacheMismatchError(
+            f"cache entry {where} of model {name!r} does not fit the model built now ({err}): "
+            "its code changed without a new ModelSpec.version; rerun with --no-cache, bump "
+            "the version, or delete the entry") from None
     except _Damaged as err:
         log.warning("cache entry %s is damaged (%s); discarding it", where, err)
         _discard(where, ident)
@@ -249,15 +270,15 @@ def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str
         raise _Damaged(f"the tensor table in {CONFIG} does not match {WEIGHTS}")
     missing, extra = sorted(expected.keys() - found), sorted(found.keys() - expected)
     if missing:
-        raise _Damaged(f"missing tensor(s) {', '.join(missing)}, which the model has")
+        raise _Mismatch(f"missing tensor(s) {', '.join(missing)}, which the model has")
     if extra:
-        raise _Damaged(f"unexpected tensor(s) {', '.join(extra)}, which the model lacks")
+        raise _Mismatch(f"unexpected tensor(s) {', '.join(extra)}, which the model lacks")
     for k, want in expected.items():
         if found[k]["shape"] != want["shape"]:
-            raise _Damaged(f"tensor {k} has shape {tuple(found[k]['shape'])}, the model expects "
+            raise _Mismatch(f"tensor {k} has shape {tuple(found[k]['shape'])}, the model expects "
                            f"{tuple(want['shape'])}")
         if found[k]["dtype"] != want["dtype"]:
-            raise _Damaged(f"tensor {k} has dtype {found[k]['dtype']}, the model expects "
+            raise _Mismatch(f"tensor {k} has dtype {found[k]['dtype']}, the model expects "
                            f"{want['dtype']}")
     return meta, state
 

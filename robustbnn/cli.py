@@ -288,8 +288,9 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     DATASETS.get(cfg.dataset)
     if args.print_config:
         payload = {"suite": args.suite, **dataclasses.asdict(cfg),
-                   "model_configs": {m: dataclasses.asdict(model_config(m, cfg.overrides))
-                                     for m in cfg.models}}
+                   "model_configs": {
+                       m: dataclasses.asdict(model_config(m, cfg.overrides, cfg.shrink))
+                       for m in cfg.models}}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return 0
     random.seed(cfg.seed)

@@ -85,13 +85,22 @@ def override(cfg: C, field: str, text: str, *, owner: str) -> C:
         >>> override(TrainConfig(), "epochs", "3", owner="mlp").epochs
         3
     """
-    fields = {f.name: f for f in dataclasses.fields(cfg)}  # type: ignore[arg-type]
-    if field not in fields:
-        raise ConfigError(f"{owner} has no setting {field!r}; known: {sorted(fields)}")
     try:
         value = ast.literal_eval(text)
     except (ValueError, SyntaxError):
         value = text  # bare words such as relu or adam are strings
+    return replace_checked(cfg, field, value, owner=owner)
+
+
+def replace_checked(cfg: C, field: str, value: Any, *, owner: str) -> C:
+    """Return ``cfg`` with ``field`` set to ``value``, type-checked as :func:`override` does.
+
+    Raises:
+        ConfigError: Unknown field (lists the known ones) or a value of the wrong type.
+    """
+    fields = {f.name for f in dataclasses.fields(cfg)}  # type: ignore[arg-type]
+    if field not in fields:
+        raise ConfigError(f"{owner} has no setting {field!r}; known: {sorted(fields)}")
     hints = typing.get_type_hints(type(cfg))
     value = _coerce(value, hints[field], f"{owner}.{field}")
     return dataclasses.replace(cfg, **{field: value})  # type: ignore[type-var]

@@ -36,3 +36,7 @@ class TrainingDivergedError(UserError):
 
 class ModelContractError(UserError, ValueError):
     """A model's ``sample_logits`` broke the contract (shape, dtype, NaN/inf)."""
+
+
+class CacheMismatchError(UserError):
+    """A valid cache entry whose tensors do not fit the model built from today's code."""

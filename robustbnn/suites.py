@@ -19,6 +19,8 @@ class BenchConfig:
     models: tuple[str, ...] = ()  # () = every registered model, plug-ins included
     seed: int = 0
     overrides: tuple[str, ...] = ()
+    # A budget each model declares in its ModelSpec.shrink ("smoke"), applied before overrides.
+    shrink: str = ""
     n_train: int = 0  # 0 = the whole training split
     n_test: int = 0  # 0 = the whole test split
     # Validation images: -1 = n_train // 5 (at least 100) when n_train is set, else all;
@@ -167,7 +169,7 @@ SUITES.register(
     "smoke",
     BenchConfig(
         models=("mlp", "mc_dropout"),
-        overrides=("*.hidden=(32,)", "*.epochs=10"),
+        shrink="smoke",
         n_train=300,
         n_test=200,
         s_eval=20,

@@ -123,6 +123,8 @@ def fit(
             if cfg.grad_clip_value > 0:
                 torch.nn.utils.clip_grad_value_(model.parameters(), cfg.grad_clip_value)
             opt.step()
+        with torch.no_grad():
+            model.on_epoch_end(epoch, generator=generator)
         model.eval()
         acc = _val_accuracy(model, data, val_s, name, generator) if len(data.val) else -1.0
         history.append(acc)
@@ -132,6 +134,8 @@ def fit(
         bar.set_postfix(loss=f"{loss.item():.3f}", val_acc=f"{acc:.4f}", best=best_epoch)
     if best_state is not None:
         model.load_state_dict(best_state)
+    with torch.enable_grad():  # post-hoc methods (Laplace, temperature scaling) fit here
+        model.after_fit(data.train, data.val, generator=generator)
     seconds = time.perf_counter() - start
     if len(data.val):
         log.info("trained %s: %d epochs in %.1f s, %s val accuracy %.4f at epoch %d", name,

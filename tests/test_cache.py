@@ -22,6 +22,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from robustbnn import cache
+from robustbnn.errors import CacheMismatchError
 
 NAME, KEY, OTHER_KEY = "toy", "0123456789abcdef", "fedcba9876543210"
 
@@ -186,6 +187,11 @@ DAMAGE = {
     "truncated_with_its_sha256": (_truncated_with_its_sha256, "model.safetensors does not load"),
     "weights_deleted": (_weights_deleted, "model.safetensors cannot be read"),
     "foreign_safetensors": (_foreign_safetensors, "model.safetensors has sha256"),
+}
+
+# Intact entries written by another version of the model's code: refused, never half-loaded,
+# never silently retrained over; the message names the way out.
+MISMATCH = {
     "missing_tensor": (_consistent(lambda: _Net(bias=False)), "missing tensor(s) fc.bias"),
     "extra_tensor": (_consistent(lambda: _Net(extra=True)), "unexpected tensor(s) extra"),
     "wrong_shape": (_consistent(lambda: _Net(out=4)),
@@ -193,6 +199,20 @@ DAMAGE = {
     "wrong_dtype": (_consistent(lambda: _Net().double()),
                     "tensor fc.weight has dtype float64, the model expects float32"),
 }
+
+
+@pytest.mark.parametrize("kind", MISMATCH)
+def test_mismatched_entry_is_refused_naming_no_cache(kind: str, tmp_path: Path) -> None:
+    damage, reason = MISMATCH[kind]
+    entry = cache.save(tmp_path, NAME, KEY, _Net(), {"seed": 0})
+    damage(entry, tmp_path)
+    model = _Net()
+    before = _state(model)
+    with pytest.raises(CacheMismatchError, match="--no-cache") as err:
+        cache.load(tmp_path, NAME, KEY, model)
+    assert reason in str(err.value) and str(entry) in str(err.value)
+    _assert_same(before, model)
+    assert entry.exists()  # nothing is lost: the user decides
 
 
 @pytest.mark.parametrize("kind", DAMAGE)

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
-from typing import Any
+import hashlib
+import importlib.metadata
+import os
+import sys
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from robustbnn.registry import Registry
+
+if TYPE_CHECKING:
+    from robustbnn.data import Split
 
 
 class BayesianModule(nn.Module):
@@ -20,6 +28,14 @@ class BayesianModule(nn.Module):
     log-likelihood of one posterior sample, which is maximum likelihood for deterministic
     models and MC-dropout training for dropout models. Variational models override
     :meth:`loss` with their per-example ELBO (NLL + KL / N).
+
+    The lifecycle, as :func:`robustbnn.train.fit` runs it: for each epoch, :meth:`loss` on every
+    minibatch, then :meth:`on_epoch_end` (methods that collect during training, e.g. SWAG),
+    then validation; after the last epoch the best epoch's weights are restored and
+    :meth:`after_fit` runs once (post-hoc methods: Laplace, temperature scaling), under
+    ``torch.enable_grad()``. Everything these hooks compute must live in parameters or
+    buffers: the cache stores the state dict after :meth:`after_fit`, and a cache hit loads
+    it without running any hook.
     """
 
     num_classes: int
@@ -61,6 +77,27 @@ class BayesianModule(nn.Module):
         logits = self.sample_logits(x, 1, generator=generator)[0]  # (B, C)
         return F.cross_entropy(logits, y)
 
+    def on_epoch_end(self, epoch: int, *, generator: torch.Generator | None = None) -> None:
+        """Called after the optimizer steps of each epoch (1-based), before validation.
+
+        Runs under ``torch.no_grad()``. The default does nothing.
+        """
+
+    def after_fit(self, train: Split, val: Split, *,
+                  generator: torch.Generator | None = None) -> None:
+        """Called once after training, on the restored best-epoch weights, before caching.
+
+        Runs under ``torch.enable_grad()`` (validation runs under ``no_grad``), with the
+        training and validation splits already on the model's device. Store the result in
+        parameters or buffers (registered before training, with their final shapes), so the
+        cache keeps it. The default does nothing.
+
+        Args:
+            train: The training split.
+            val: The validation split (may be empty: ``len(val) == 0``).
+            generator: Source of any randomness.
+        """
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
@@ -74,6 +111,13 @@ class ModelSpec:
         description: One line for ``robustbnn models``.
         reference: The paper the method comes from.
         stochastic: Whether samples differ from each other.
+        version: The version of the model's code. It is part of the cache key: change it when
+            a change to ``build``, ``loss`` or a hook changes the trained weights, so old
+            cache entries are not reused.
+        shrink: How suites shrink the model: ``{budget: {field: value}}``, applied to the
+            config before the suite's ``--set`` overrides when a suite asks for that budget
+            (``"smoke"``: seconds per model, for pipeline checks). A model that declares no
+            entry for a budget runs at its defaults, with a warning.
     """
 
     build: Callable[[Any, tuple[int, ...], int, torch.Generator | None], BayesianModule]
@@ -81,6 +125,35 @@ class ModelSpec:
     description: str
     reference: str
     stochastic: bool = True
+    version: str = "1"
+    shrink: Mapping[str, Mapping[str, Any]] = dataclasses.field(
+        default_factory=lambda: MappingProxyType({}))
+
+
+def code_identity(spec: ModelSpec) -> dict[str, str]:
+    """What identifies the code of ``spec`` in its cache key.
+
+    ``version`` always; for a model outside robustbnn (a plug-in), also its distribution's
+    version when it is installed as one, and the sha256 of the source file that defines its
+    ``build``, so editing a plug-in retrains it instead of reusing old weights.
+    """
+    out = {"version": spec.version}
+    module = sys.modules.get(getattr(spec.build, "__module__", "") or "")
+    top = module.__name__.partition(".")[0] if module else ""
+    if module is None or top == "robustbnn":
+        return out
+    dists = importlib.metadata.packages_distributions().get(top, [])
+    if dists:
+        out["package"] = f"{dists[0]} {importlib.metadata.version(dists[0])}"
+    path = getattr(module, "__file__", None)
+    if path and os.path.isfile(path):
+        with open(path, "rb") as fh:
+            out["source"] = hashlib.sha256(fh.read()).hexdigest()[:16]
+    return out
+
+
+SMOKE = MappingProxyType({"hidden": (32,), "epochs": 10})
+"""The smoke budget of the registry's MLP-backbone models: one hidden layer of 32 units."""
 
 
 MODELS: Registry[ModelSpec] = Registry("model")

@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from robustbnn.models._kept_units import check_attack_masks
-from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
 
@@ -139,6 +139,7 @@ def _spec(config: type[BBAlphaConfig], which: str) -> ModelSpec:
         description=f"MC dropout (p = 0.5, input too) trained with the BB-α loss, {which}",
         reference="Li & Gal 2017, arXiv:1703.02914",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     )
 
 

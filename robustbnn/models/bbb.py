@@ -29,7 +29,7 @@ from torch import Tensor, nn
 
 from robustbnn.errors import ConfigError
 from robustbnn.models._local_reparam import check_local_reparam, draw_outputs, is_local
-from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features, init_linear_
 
@@ -382,6 +382,7 @@ MODELS.register(
         description="Bayes by Backprop, factorised Gaussian posterior, Gaussian prior",
         reference="Blundell et al. 2015, arXiv:1505.05424",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )
 MODELS.register(
@@ -392,5 +393,6 @@ MODELS.register(
         description="Bayes by Backprop, factorised Gaussian posterior, scale-mixture prior",
         reference="Blundell et al. 2015, arXiv:1505.05424",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -37,7 +37,7 @@ from torch import Tensor, nn
 
 from robustbnn.flows import Hypernet
 from robustbnn.models._blocks import sample_blocks
-from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features
 
@@ -304,6 +304,7 @@ MODELS.register(
         description="Bayesian hypernet: IAF (MADE) flow over weight-norm scales",
         reference="Krueger et al. 2017, arXiv:1710.04759",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )
 MODELS.register(
@@ -314,5 +315,6 @@ MODELS.register(
         description="Bayesian hypernet: RealNVP flow over weight-norm scales",
         reference="Krueger et al. 2017, arXiv:1710.04759",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -28,7 +28,7 @@ from torch import Tensor
 
 from robustbnn.flows import Hypernet
 from robustbnn.models._blocks import sample_blocks
-from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.bhn import HypernetClassifier
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features
@@ -124,5 +124,6 @@ MODELS.register(
         description="Bayesian hypernet generating every weight of a small MLP (flow)",
         reference="Krueger et al. 2017, arXiv:1710.04759, Fig. 1",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -12,7 +12,7 @@ import dataclasses
 
 import torch
 
-from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
 
@@ -46,5 +46,6 @@ MODELS.register(
         description="MC dropout, p = 0.5 after each hidden layer, masks kept on at test",
         reference="Gal & Ghahramani 2016, arXiv:1506.02142",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -20,7 +20,7 @@ from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models._dropout import drop
 from robustbnn.models._kept_units import check_attack_masks, kept_unit_pass
-from robustbnn.models.base import MODELS, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.nets import ConvFeatures, activation, flat_features, linear_stack
 
 ARCHS = ("mlp", "cnn")
@@ -251,6 +251,7 @@ MODELS.register(
         description="MLE MLP (Adam), deterministic",
         reference="Krueger et al. 2017 (BHN), MLE baseline",
         stochastic=False,
+        shrink={"smoke": SMOKE},
     ),
 )
 
@@ -262,5 +263,6 @@ MODELS.register(
         description="MLP trained with dropout p = 0.5 after each hidden layer, deterministic",
         reference="Srivastava et al. 2014 (JMLR); the dropout baseline of BHN Tables 1-2",
         stochastic=False,
+        shrink={"smoke": SMOKE},
     ),
 )

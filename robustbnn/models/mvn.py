@@ -27,7 +27,7 @@ from torch import Tensor, nn
 
 from robustbnn.models._local_reparam import check_local_reparam, draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
-from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import flat_features
 
@@ -138,5 +138,6 @@ MODELS.register(
         description="matrix-variate Gaussian VI: MN(M, diag a, diag b) weights per layer",
         reference="Louizos & Welling 2016, arXiv:1603.04733 (baseline of Kristiadi 2018)",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -39,7 +39,7 @@ from torch import Tensor, nn
 
 from robustbnn.models._local_reparam import draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
-from robustbnn.models.base import MODELS, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import flat_features
 
@@ -160,5 +160,6 @@ MODELS.register(
         description="variational hypernet: input-dependent matrix-normal weights, vector scaling",
         reference="Kristiadi 2018, Variational Hypernetworks (note)",
         stochastic=True,
+        shrink={"smoke": SMOKE},
     ),
 )

@@ -37,5 +37,5 @@ def run_fields_of(cfg: BenchConfig, model: str,
     """:func:`run_fields` of a bench config, resolving ``model``'s config from its overrides."""
     from robustbnn.run.tasks.train import model_config  # the run layer imports report
 
-    mcfg = model_config(model, cfg.overrides)
+    mcfg = model_config(model, cfg.overrides, cfg.shrink)
     return run_fields(dataclasses.asdict(cfg), dataclasses.asdict(mcfg), setting)

@@ -106,8 +106,8 @@ def budget_changes(exp: Experiment, variant: str, budget: str) -> list[str]:
             if key not in ("overrides", "seed") and a[key] != b[key]:
                 out.append(f"run {run.label}: {key} {b[key]} → {a[key]}")
         for model in run.config.models:
-            mine = dataclasses.asdict(model_config(model, run.config.overrides))
-            theirs = dataclasses.asdict(model_config(model, ref.overrides))
+            mine = dataclasses.asdict(model_config(model, run.config.overrides, run.config.shrink))
+            theirs = dataclasses.asdict(model_config(model, ref.overrides, ref.shrink))
             out += [f"run {run.label}, {model}: {k} {theirs[k]} → {mine[k]}"
                     for k in mine if mine[k] != theirs[k]]
     return out
@@ -142,7 +142,7 @@ def _protocol_lines(results: list[RunResults]) -> list[str]:
         bench = ", ".join(f"{k}={cfg[k]}" for k in keys if cfg[k] not in ((), 0, "", None))
         out.append(f"- run `{label}`: {bench}")
         for model in res.config.models:
-            mcfg = dataclasses.asdict(model_config(model, res.config.overrides))
+            mcfg = dataclasses.asdict(model_config(model, res.config.overrides, res.config.shrink))
             text = ", ".join(f"{k}={v}" for k, v in mcfg.items())
             out.append(f"  - `{model}`: {text}")
     return out

@@ -11,7 +11,6 @@ import dataclasses
 import json
 from typing import Any
 
-from robustbnn import cache
 from robustbnn.attacks import ATTACKS
 from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
 from robustbnn.attacks.reliability import has_torchattacks
@@ -23,7 +22,7 @@ from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.report import names as N
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
 from robustbnn.run.context import RunSpec, bench_data
-from robustbnn.run.tasks.train import model_config
+from robustbnn.run.tasks.train import model_cache_key, model_config
 
 __all__ = ["Plan", "build_plan", "format_plan"]
 
@@ -53,9 +52,9 @@ class Plan:
 
 def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
     cfg = spec.cfg
-    mcfg = model_config(name, cfg.overrides)
+    mcfg = model_config(name, cfg.overrides, cfg.shrink)
     data = bench_data(spec, heldout)
-    key = cache.cache_key(name, mcfg, data.fingerprint, cfg.seed)
+    key = model_cache_key(name, mcfg, data, cfg.seed)
     params = {"config": dataclasses.asdict(mcfg), "data": data.fingerprint, "seed": cfg.seed,
               "heldout": heldout, "cache_key": key}
     where = "" if heldout is None else f" without class {heldout}"
