@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from robustbnn.registry import Registry
 
 if TYPE_CHECKING:
-    from robustbnn.data import Split
+    from robustbnn.data import DataBundle, Split
 
 
 class BayesianModule(nn.Module):
@@ -99,6 +99,20 @@ class BayesianModule(nn.Module):
         """
 
 
+class PartTrainer(Protocol):
+    """What the harness gives a model that owns its training (``ModelSpec.fit``)."""
+
+    def fit(self, part: BayesianModule, cfg: Any, *, tag: str,
+            stochastic: bool = True) -> dict[str, Any]:
+        """Train ``part`` (a sub-module) with :func:`robustbnn.train.fit` and ``cfg``.
+
+        The part trains from its own random stream, derived from the run's seed, the model's
+        name and ``tag``, and is cached as its own entry: a run stopped between parts resumes
+        with the parts already trained. Returns the part's fit report as a dict.
+        """
+        ...
+
+
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
     """A registry entry.
@@ -118,6 +132,10 @@ class ModelSpec:
             config before the suite's ``--set`` overrides when a suite asks for that budget
             (``"smoke"``: seconds per model, for pipeline checks). A model that declares no
             entry for a budget runs at its defaults, with a warning.
+        fit: For a model that owns its training (a deep ensemble trains its members one by
+            one): ``fit(model, cfg, data, trainer) -> dict`` replaces the harness's single
+            :func:`robustbnn.train.fit` call; ``trainer`` is a :class:`PartTrainer`. The
+            returned dict is the fit report stored in the cache and ``run.json``.
     """
 
     build: Callable[[Any, tuple[int, ...], int, torch.Generator | None], BayesianModule]
@@ -128,6 +146,7 @@ class ModelSpec:
     version: str = "1"
     shrink: Mapping[str, Mapping[str, Any]] = dataclasses.field(
         default_factory=lambda: MappingProxyType({}))
+    fit: Callable[[BayesianModule, Any, DataBundle, PartTrainer], dict[str, Any]] | None = None
 
 
 def code_identity(spec: ModelSpec) -> dict[str, str]:

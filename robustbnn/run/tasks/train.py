@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,32 +91,73 @@ def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: to
     """Build ``name`` with config ``mcfg``, then load its weights from the cache or train it.
 
     A damaged cache entry is discarded whole by :func:`robustbnn.cache.load` before any
-    weight is copied, so training always starts from the freshly initialised model.
+    weight is copied, so training always starts from the freshly initialised model. A model
+    with its own ``ModelSpec.fit`` trains through it, its parts cached one by one.
     """
     spec = MODELS.get(name)
     shape = tuple(data.train.x.shape[1:])
     model = spec.build(mcfg, shape, data.num_classes, make_generator(CPU, seed, name, "init"))
     model = model.to(device)
     key = model_cache_key(name, mcfg, data, seed)
+    meta = {"model": name, "seed": seed, "data": data.fingerprint, "robustbnn": __version__,
+            "config": dataclasses.asdict(mcfg)}
 
     def train() -> dict:
+        if spec.fit is not None:
+            parts = _PartTrainer(name, data, seed, device, cache_dir, key, progress, meta)
+            return spec.fit(model, mcfg, data, parts)
         report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
                      generator=make_generator(device, seed, name, "train"), progress=progress)
         return dataclasses.asdict(report)
 
+    report, cached = _load_or_train(cache_dir, name, key, model, train, meta)
+    if cached:
+        log.info("loaded %s from the cache (%s)", name, key)
     params = sum(p.numel() for p in model.parameters())
-    config = dataclasses.asdict(mcfg)
+    return model, FitRecord(meta["config"], key, cached, report, params)
+
+
+def _load_or_train(cache_dir: Path | None, name: str, key: str, module: torch.nn.Module,
+                   train: Callable[[], dict], meta: dict[str, Any]) -> tuple[dict | None, bool]:
+    """``module``'s fit report and whether it came from the cache entry (name, key), which
+    is trained and saved under the entry's lock on a miss."""
     if cache_dir is None:
-        return model, FitRecord(config, key, False, train(), params)
+        return train(), False
     with cache.lock(cache_dir, name, key):
-        meta = cache.load(cache_dir, name, key, model)
-        if meta is not None:
-            log.info("loaded %s from the cache (%s)", name, key)
-            return model, FitRecord(config, key, True, meta.get("fit"), params)
+        found = cache.load(cache_dir, name, key, module)
+        if found is not None:
+            return found.get("fit"), True
         report = train()
-        cache.save(cache_dir, name, key, model, {"model": name, "seed": seed, "fit": report,
-                   "data": data.fingerprint, "robustbnn": __version__, "config": config})
-    return model, FitRecord(config, key, False, report, params)
+        cache.save(cache_dir, name, key, module, {**meta, "fit": report})
+    return report, False
+
+
+@dataclasses.dataclass(frozen=True)
+class _PartTrainer:
+    """The :class:`~robustbnn.models.base.PartTrainer` of one model's ``ModelSpec.fit``."""
+
+    name: str
+    data: DataBundle
+    seed: int
+    device: torch.device
+    cache_dir: Path | None
+    key: str
+    progress: bool
+    meta: dict[str, Any]
+
+    def fit(self, part: BayesianModule, cfg: Any, *, tag: str,
+            stochastic: bool = True) -> dict[str, Any]:
+        def train() -> dict:
+            generator = make_generator(self.device, self.seed, self.name, "train", tag)
+            return dataclasses.asdict(fit(part, cfg, self.data, name=f"{self.name} {tag}",
+                                          stochastic=stochastic, generator=generator,
+                                          progress=self.progress))
+
+        report, cached = _load_or_train(self.cache_dir, self.name, f"{self.key}-{tag}", part,
+                                        train, {**self.meta, "part": tag})
+        if cached:
+            log.info("loaded %s %s from the cache", self.name, tag)
+        return report or {}
 
 
 _MODELS: OrderedDict[tuple, Checked] = OrderedDict()  # per process: the last trained models
