@@ -75,7 +75,9 @@ def cache_key(name: str, config: Any, data_fingerprint: str, seed: int,
     ``ModelSpec.version``, and a plug-in's package version and source hash).
     """
     payload = {"format": CACHE_FORMAT, "model": name, "config": dataclasses.asdict(config),
-               "data": data_fingerprint, "seed": seed, "code": code or {}}
+               "data": data_fingerprint, "seed": seed}
+    if code:  # absent for built-in models at version "1": their keys predate versions
+        payload["code"] = code
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
 

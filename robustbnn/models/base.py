@@ -152,11 +152,12 @@ class ModelSpec:
 def code_identity(spec: ModelSpec) -> dict[str, str]:
     """What identifies the code of ``spec`` in its cache key.
 
-    ``version`` always; for a model outside robustbnn (a plug-in), also its distribution's
+    ``version`` unless it is the default ``"1"`` (so entries cached before models had
+    versions stay valid); for a model outside robustbnn (a plug-in), also its distribution's
     version when it is installed as one, and the sha256 of the source file that defines its
     ``build``, so editing a plug-in retrains it instead of reusing old weights.
     """
-    out = {"version": spec.version}
+    out = {} if spec.version == "1" else {"version": spec.version}
     module = sys.modules.get(getattr(spec.build, "__module__", "") or "")
     top = module.__name__.partition(".")[0] if module else ""
     if module is None or top == "robustbnn":
