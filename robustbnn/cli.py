@@ -1,4 +1,4 @@
-"""Command line: ``robustbnn bench | report | reproduce | models | datasets``.
+"""Command line: ``robustbnn bench | report | reproduce | check | models | datasets``.
 
 ``main(argv) -> int`` is the only place that seeds global RNGs or picks a device.
 """
@@ -239,6 +239,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="print every run's cells and which are done, and exit")
     _add_execution(repro)
 
+    check = sub.add_parser(
+        "check", parents=[common], help="check models against the model contract",
+        description="Build each MODEL at its smoke size, train it briefly on random data, and "
+        "run every clause of the model contract on it (robustbnn.testing.check_model): build, "
+        "fit, shape (S, B, C), dtype, input gradient, generator reproducibility and variation, "
+        "train/eval independence, global RNG, state, devices, cache round trip, "
+        "attack_logits, loss. One line per clause; exit 1 when any clause fails.")
+    check.add_argument("models", nargs="+", metavar="MODEL",
+                       help="registered model names (plug-ins with --plugin)")
+    check.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                       help="run device (default: cuda when available, else cpu); a GPU run "
+                            "also samples a CPU copy")
     sub.add_parser("models", parents=[common], help="list registered models")
     sub.add_parser("datasets", parents=[common],
                    help="list datasets and whether each is available locally")
@@ -410,6 +422,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_check(args: argparse.Namespace) -> int:
+    from robustbnn.models import MODELS
+    from robustbnn.testing import check_model, report_lines
+
+    for name in args.models:  # an unknown name is one line before any check runs
+        MODELS.get(name)
+    device = resolve_device(args.device)
+    width = max(len(n) for n in args.models)
+    reports = []
+    for name in args.models:
+        reports.append(check_model(name, device=device))
+        sys.stdout.writelines(line + "\n" for line in report_lines(reports[-1:], width))
+        sys.stdout.flush()  # one model at a time, also through a pipe
+    failed = [f"{r.model}.{c.clause}" for r in reports for c in r.failed]
+    if not args.quiet:
+        verdict = (f"{len(failed)} clause(s) failed: {', '.join(failed)}" if failed
+                   else "every clause passed")
+        sys.stdout.write(f"checked {len(reports)} model(s) on {device}: {verdict}\n")
+    return 1 if failed else 0
+
+
 def _cmd_models(args: argparse.Namespace) -> int:
     from robustbnn.models import MODELS
 
@@ -450,6 +483,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_report(args)
         if args.command == "reproduce":
             return _cmd_reproduce(args, argv)
+        if args.command == "check":
+            return _cmd_check(args)
         if args.command == "models":
             return _cmd_models(args)
         return _cmd_datasets(args)

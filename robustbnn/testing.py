@@ -1,0 +1,310 @@
+"""The model contract as a test kit, for built-in and plug-in models alike.
+
+:func:`check_model` builds a registered model at its ``"smoke"`` size and runs every clause of
+the contract (STYLE.md §2, :class:`robustbnn.types.BayesianClassifier`) on it, as
+scikit-learn's ``check_estimator`` runs the estimator API; :func:`check_module` does the same
+for a module already built, and ``robustbnn check MODEL`` from the command line. A broken
+clause is recorded as a :class:`~robustbnn.errors.ModelContractError` (a ``ValueError``)
+naming the model, the clause and what was seen::
+
+    from robustbnn.testing import check_model
+
+    def test_my_model_keeps_the_contract():
+        check_model("my_model").raise_if_failed()
+
+The clauses, in order (``sample_logits`` runs in ``eval()``, the harness's mode, unless a
+clause is about modes):
+
+- ``build``: ``ModelSpec.build`` works on CPU, sets ``num_classes``, and equal init
+  generators give bitwise equal weights.
+- ``fit``: a fresh build trains as the bench trains it (``ModelSpec.fit`` or
+  :func:`robustbnn.train.fit` with ``on_epoch_end`` and ``after_fit``) on a tiny random
+  split; the clauses below check the trained model, so methods whose posterior comes from
+  training (SWAG, Laplace) are checked with it.
+- ``shape``: logits of shape (S, B, C), also for S = 1, B = 1 and with autograd on.
+- ``dtype_finite``: floating point, no NaN or inf.
+- ``input_gradient``: the logits are differentiable in x, with a finite, nonzero gradient.
+- ``reproducible``: equal generator states give bitwise equal samples.
+- ``variation``: stochastic models draw different samples from other generators, and not all
+  samples of one call are equal; deterministic ones (``stochastic=False``) give equal samples.
+- ``train_eval``: a generator gives the same samples in ``train()`` and ``eval()``, and
+  stochastic models still vary in ``eval()``.
+- ``global_rng``: torch's global CPU (and CUDA) RNG, Python's and NumPy's are untouched.
+- ``state_unchanged``: sampling leaves the state dict bitwise equal and no submodule's mode
+  switched, in both modes.
+- ``devices``: logits land on the input's device; a GPU run also samples a CPU copy.
+- ``cache_round_trip``: :func:`robustbnn.cache.save` of the trained model, then
+  :func:`~robustbnn.cache.load` into a fresh build (another init seed), gives the same samples:
+  everything the hooks computed lives in parameters or buffers.
+- ``attack_logits``: when the model has one, it keeps the sampling clauses above
+  (``shape`` to ``variation``, ``global_rng``, ``state_unchanged``).
+- ``loss``: a finite floating scalar in ``train()`` with a nonzero gradient to the parameters.
+
+The sizes are distinct (S = 3, B = 5, C = 7, inputs (1, 6, 7)), so a swapped axis fails.
+Every clause draws from explicit generators at fixed seeds inside a fork of the global RNG, and
+the model's state and mode are restored after each, so a check neither depends on nor changes
+what ran before it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import torch
+from torch import nn
+
+from robustbnn._contract import Broken, Clauses, build, first_difference, what
+from robustbnn.config import replace_checked
+from robustbnn.errors import DeviceError, ModelContractError
+from robustbnn.models import MODELS, ModelSpec
+
+__all__ = ["CLAUSES", "CheckReport", "ClauseResult", "check_model", "check_module",
+           "report_lines", "smoke_config"]
+
+CLAUSES = ("build", "fit", "shape", "dtype_finite", "input_gradient", "reproducible", "variation",
+           "train_eval", "global_rng", "state_unchanged", "devices", "cache_round_trip",
+           "attack_logits", "loss")
+"""The clauses, in the order they run and are reported."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ClauseResult:
+    """The outcome of one clause.
+
+    Attributes:
+        clause: Its name, one of :data:`CLAUSES`.
+        status: ``"ok"``, ``"failed"`` or ``"skipped"`` (does not apply, or the model did not
+            build).
+        detail: What was seen when it failed, or why it was skipped.
+        error: The :class:`ModelContractError` of a failed clause, else None.
+    """
+
+    clause: str
+    status: Literal["ok", "failed", "skipped"]
+    detail: str = ""
+    error: ModelContractError | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckReport:
+    """Every clause's outcome for one model.
+
+    Attributes:
+        model: The model's name.
+        device: The run device the checks ran on.
+        results: One :class:`ClauseResult` per clause, in :data:`CLAUSES` order.
+    """
+
+    model: str
+    device: str
+    results: tuple[ClauseResult, ...]
+
+    @property
+    def ok(self) -> bool:
+        """Whether no clause failed."""
+        return not self.failed
+
+    @property
+    def failed(self) -> list[ClauseResult]:
+        """The failed clauses."""
+        return [r for r in self.results if r.status == "failed"]
+
+    def result(self, clause: str) -> ClauseResult:
+        """The outcome of ``clause``."""
+        return next(r for r in self.results if r.clause == clause)
+
+    def lines(self) -> list[str]:
+        """One line per clause: ``clause ok``, ``clause FAILED: what`` or ``clause skipped``."""
+        text = {"ok": "ok", "failed": "FAILED: ", "skipped": "skipped: "}
+        return [f"{r.clause:<17} {text[r.status]}{r.detail}".rstrip() for r in self.results]
+
+    def raise_if_failed(self) -> CheckReport:
+        """Return the report when every clause passed.
+
+        Raises:
+            ModelContractError: Naming the model and every failed clause with what was seen.
+        """
+        if self.failed:
+            raise ModelContractError("; ".join(str(r.error) for r in self.failed))
+        return self
+
+
+def smoke_config(name: str) -> Any:
+    """The config of ``name`` at its smoke size, as ``robustbnn bench --suite smoke`` has it.
+
+    That is the spec's defaults shrunk by its ``shrink["smoke"]`` entry, or the defaults when
+    the spec declares none.
+    """
+    spec = MODELS.get(name)
+    cfg = spec.config()
+    for field, value in spec.shrink.get("smoke", {}).items():
+        cfg = replace_checked(cfg, field, value, owner=f"{name} (its 'smoke' shrink)")
+    return cfg
+
+
+def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = None,
+                input_shape: tuple[int, ...] = (1, 6, 7), num_classes: int = 7,
+                batch: int = 5, n_samples: int = 3) -> CheckReport:
+    """Build and train a registered model, then run every clause of the model contract on it.
+
+    Clause ``build`` builds the model twice on CPU from ``ModelSpec.build`` with equally seeded
+    CPU generators and compares the weights; clause ``fit`` trains one as the bench does
+    (:func:`robustbnn.run.tasks.train.fit_or_load`, no cache) on ``device``, for the config's
+    epochs on 32 random examples. The other clauses check the trained model (the untrained
+    build when training fails).
+
+    Args:
+        name: A registered model name (plug-ins must be imported first).
+        device: The run device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"auto"``).
+        config: The model config (default: :func:`smoke_config`).
+        input_shape: Shape of one input, passed to ``build``.
+        num_classes: C.
+        batch: B.
+        n_samples: S; keep S, B and C distinct so a swapped axis fails.
+
+    Returns:
+        The report; call :meth:`CheckReport.raise_if_failed` to fail on any broken clause.
+
+    Raises:
+        UnknownNameError: For an unregistered name.
+        DeviceError: For a CUDA device on a machine without CUDA.
+    """
+    spec = MODELS.get(name)
+    run_device = _device(device)
+    cfg = smoke_config(name) if config is None else config
+    with _isolated(run_device):
+        try:
+            model = build(spec, cfg, input_shape, num_classes, 0)
+            twin = build(spec, cfg, input_shape, num_classes, 0)
+            if getattr(model, "num_classes", None) != num_classes:
+                raise Broken(f"built with num_classes={num_classes}, the module's "
+                             f"num_classes is {getattr(model, 'num_classes', None)!r}")
+            key = first_difference(model.state_dict(), twin.state_dict())
+            if key:
+                raise Broken(f"two builds from equal init generators differ in {key!r}: "
+                             "initialise every weight from the generator given to build")
+        except Exception as err:  # noqa: BLE001 - any failure to build is this clause's
+            results = [_failed(name, "build", err)]
+            results += [ClauseResult(c, "skipped", "the model did not build")
+                        for c in CLAUSES[1:]]
+            return CheckReport(name, str(run_device), tuple(results))
+        fitted, fit_result = _fit(name, cfg, input_shape, num_classes, run_device)
+        report = check_module(model.to(run_device) if fitted is None else fitted, spec,
+                              name=name, config=cfg, input_shape=input_shape,
+                              device=run_device, batch=batch, n_samples=n_samples)
+    return dataclasses.replace(report, results=(ClauseResult("build", "ok"), fit_result,
+                                                *report.results))
+
+
+def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
+                 input_shape: tuple[int, ...], device: str | torch.device = "cpu",
+                 batch: int = 5, n_samples: int = 3) -> CheckReport:
+    """Run every clause but ``build`` and ``fit`` on a model already built and on ``device``.
+
+    Pass a trained model (e.g. from :func:`robustbnn.run.tasks.train.fit_or_load`) when its
+    posterior comes from training: SWAG and Laplace sample their MAP weights until their hooks
+    have run. Every clause starts from the model's state as given, in ``eval()`` (the
+    harness's mode) unless it is about modes; afterwards the model's mode, state and the global
+    RNGs are as they were. Clause ``cache_round_trip`` builds a fresh model from
+    ``spec.build(config, input_shape, ...)`` with another init seed.
+
+    Args:
+        model: The model to check; ``model.num_classes`` is C.
+        spec: Its registry entry (``stochastic``, ``build``).
+        name: Its name, for the messages.
+        config: The config it was built from.
+        input_shape: Shape of one input it was built for.
+        device: The device it is on.
+        batch: B.
+        n_samples: S.
+
+    Returns:
+        The report, without ``build`` and ``fit`` results.
+    """
+    run_device = _device(device)
+    ctx = Clauses(model, spec, name, config, tuple(input_shape), run_device, batch, n_samples)
+    results = []
+    training = model.training
+    state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    with _isolated(run_device):
+        for clause in CLAUSES[2:]:
+            try:
+                model.eval()  # the harness's mode; clauses about modes set their own
+                with torch.enable_grad():
+                    detail = getattr(ctx, clause)() or ""
+                results.append(ClauseResult(clause, "skipped" if detail else "ok", detail))
+            except Exception as err:  # noqa: BLE001 - a model's own error breaks the clause
+                results.append(_failed(name, clause, err))
+            finally:
+                model.train(training)
+                with torch.no_grad():
+                    model.load_state_dict(state)  # undo what a clause's model changed
+    return CheckReport(name, str(run_device), tuple(results))
+
+
+def report_lines(reports: list[CheckReport], width: int = 0) -> Iterator[str]:
+    """Lines ``model  clause  ok|FAILED: what|skipped: why``, one per clause of each report.
+
+    The model names are padded to ``width``, or to the longest of them when that is longer.
+    """
+    width = max([width, *(len(r.model) for r in reports)])
+    for report in reports:
+        for line in report.lines():
+            yield f"{report.model:<{width}}  {line}"
+
+
+def _fit(name: str, cfg: Any, input_shape: tuple[int, ...], num_classes: int,
+         device: torch.device) -> tuple[nn.Module | None, ClauseResult]:
+    """Train a fresh build as the bench does, on 32 random examples (16 to validate on).
+
+    Returns the trained model, or None with the clause's failure (the later clauses then check
+    the untrained build).
+    """
+    if len(input_shape) != 3 or input_shape[0] != 1:
+        return None, ClauseResult("fit", "skipped", "the data splits hold (N, 1, H, W) images, "
+                                  f"not inputs of shape {input_shape}")
+    from robustbnn.data import DataBundle, Split
+    from robustbnn.run.tasks.train import fit_or_load
+
+    cpu = torch.Generator().manual_seed(54321)
+    x = torch.rand(48, *input_shape, generator=cpu).to(device)
+    y = torch.randint(num_classes, (48,), generator=cpu).to(device)
+    train, val = Split(x[:32], y[:32]), Split(x[32:], y[32:])
+    data = DataBundle("contract", train, val, val, num_classes, "contract-kit", __name__)
+    package_log = logging.getLogger("robustbnn")
+    level = package_log.level
+    package_log.setLevel(logging.WARNING)  # no "trained ..." line per checked model
+    try:
+        model, _ = fit_or_load(name, cfg, data, seed=0, device=device, cache_dir=None)
+    except Exception as err:  # noqa: BLE001 - a model's own error breaks the clause
+        return None, _failed(name, "fit", err)
+    finally:
+        package_log.setLevel(level)
+    return model, ClauseResult("fit", "ok")
+
+
+def _device(device: str | torch.device) -> torch.device:
+    """``auto`` → cuda when available; a CUDA device without CUDA is a DeviceError."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = torch.device(device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise DeviceError(f"device {device} was requested but CUDA is not available to torch "
+                          f"{torch.__version__} on this machine; check on cpu")
+    return device
+
+
+def _isolated(device: torch.device):  # noqa: ANN202 - a context manager
+    """Fork torch's global RNGs (CPU and the run device), so the checks leave them as found."""
+    return torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else [])
+
+
+def _failed(name: str, clause: str, err: Exception) -> ClauseResult:
+    """A failed clause's result, with its ModelContractError."""
+    seen = what(err)
+    error = ModelContractError(f"model {name!r}: clause {clause!r} failed: {seen}")
+    error.__cause__ = err
+    return ClauseResult(clause, "failed", seen, error)
