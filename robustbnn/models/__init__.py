@@ -14,5 +14,6 @@ from robustbnn.models import bhn_full  # noqa: E402,F401  isort: skip
 from robustbnn.models import vhn  # noqa: E402,F401  isort: skip
 from robustbnn.models import mvn  # noqa: E402,F401  isort: skip
 from robustbnn.models import deep_ensemble  # noqa: E402,F401  isort: skip
+from robustbnn.models import laplace  # noqa: E402,F401  isort: skip
 
 __all__ = ["MODELS", "BayesianModule", "ModelSpec"]

@@ -1,0 +1,1 @@
+"""Plug-ins written as an outside package writes them; ``--plugin examples.<module>``."""
