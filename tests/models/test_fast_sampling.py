@@ -167,7 +167,9 @@ REFERENCES = {"bbb": bbb_reference, "bhn": bhn_reference, "mvn": mvn_reference,
 ELSEWHERE = {"laplace": "tests/models/test_laplace.py::"
                         "test_batched_samples_match_a_per_sample_reference",
              "deep_ensemble": "tests/models/test_deep_ensemble.py::"
-                              "test_predictive_at_s_equal_m_is_the_exact_ensemble_average"}
+                              "test_predictive_at_s_equal_m_is_the_exact_ensemble_average",
+             "swag": "tests/models/test_swag.py::"
+                     "test_sample_logits_is_the_mlp_at_sampled_weights"}
 
 
 def test_every_stochastic_model_has_a_case() -> None:
