@@ -146,6 +146,12 @@ QUICK_BUDGET = (
     # mnist5k, seed 0: 784-50-10 at the code init, 50 epochs, 91.1%; this, 92.5%.
     "bhn_full.epochs=60", "bhn_full.flow_hidden=8", "bhn_full.hidden=(100,)",
     "bhn_full.init_log_scale=-4.0",
+    # The baselines train the MLE MLP's network and budget: 784-800-800-10, L2 1e-4, 50 epochs
+    # (a deep ensemble is five of them; SWAG collects the last 25 epochs, K = 20 kept).
+    "deep_ensemble.hidden=(800,800)", "deep_ensemble.weight_decay=0.0001",
+    "laplace.hidden=(800,800)", "laplace.weight_decay=0.0001",
+    "swag.hidden=(800,800)", "swag.weight_decay=0.0001",
+    "temperature_scaled.hidden=(800,800)", "temperature_scaled.weight_decay=0.0001",
 )
 
 # Held-out classes retrain the models (every model: 5.3 min per class on 2 CPU cores), so the
