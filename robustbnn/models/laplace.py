@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
 import logging
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor, nn
@@ -42,6 +43,20 @@ log = logging.getLogger(__name__)
 # Hessian structures per weight subset. All weights with a full covariance is left out: its
 # buffer holds P² floats (1.6e12 for 784-800-800-10).
 STRUCTURES = {"last_layer": ("kron", "diag", "full"), "all": ("kron", "diag")}
+
+
+def _import_quietly(module: str) -> Any:
+    """Import a laplace-torch module without its import-time noise: INFO lines on the root
+    logger (optional backends such as the old asdfghjkl are not installed) and its backends'
+    ``torch.jit.script`` deprecation warnings."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.INFO)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", category=FutureWarning, message=".*jit.script")
+            return importlib.import_module(module)
+    finally:
+        logging.disable(previous)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +151,7 @@ class LaplaceNet(BayesianModule):
         ``generator`` and ``val`` are unused. laplace-torch works on a copy of the network,
         so the model's own modules gain no hooks.
         """
-        import laplace  # takes 2 s: only processes that fit a Laplace model pay it
+        laplace = _import_quietly("laplace")  # 2 s: only processes that fit a Laplace pay it
         from torch.utils.data import DataLoader, TensorDataset
 
         extra = {}
@@ -177,7 +192,7 @@ class LaplaceNet(BayesianModule):
             return z * self.posterior_variance.sqrt()
         if self.structure == "full":
             return z @ self.posterior_scale.T
-        from laplace.utils.matrix import KronDecomposed
+        KronDecomposed = _import_quietly("laplace.utils.matrix").KronDecomposed  # noqa: N806
 
         vectors = [[self.get_buffer(v) for v, _ in names] for names in self._kron]
         values = [[self.get_buffer(v) for _, v in names] for names in self._kron]
