@@ -27,4 +27,5 @@ class ToyEnsemble(BayesianModule):
         return torch.einsum("bd,sdc->sbc", x.flatten(1), self.w[pick])  # (S, B, C)
 
 
-MODELS.register("toy_ensemble", ModelSpec(ToyEnsemble, ToyConfig, "toy ensemble", "README"))
+MODELS.register("toy_ensemble", ModelSpec(ToyEnsemble, ToyConfig, "toy ensemble", "README",
+                                          shrink={"smoke": {"epochs": 10}}))
