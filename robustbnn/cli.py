@@ -11,6 +11,7 @@ import importlib
 import json
 import logging
 import random
+import os
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -41,13 +42,18 @@ def resolve_device(choice: str) -> torch.device:
 def load_plugins(modules: list[str]) -> None:
     """Import entry points of group ``robustbnn.models`` and every ``--plugin`` module.
 
-    Both end in the same ``MODELS.register`` call made by the imported module.
+    Both end in the same ``MODELS.register`` call made by the imported module. ``--plugin``
+    modules are found among the installed packages, then in the current folder.
     """
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             ep.load()
         except Exception as err:  # a broken third-party plug-in must not break the tool
             log.warning("could not load model plug-in %s (%s): %s", ep.name, ep.value, err)
+    if modules and "" not in sys.path and os.getcwd() not in sys.path:
+        # As `python -m` does (appended, so installed packages come first): a plug-in module
+        # in the folder robustbnn runs from, such as the repository's examples/, imports.
+        sys.path.append(os.getcwd())
     for module in modules:
         try:
             importlib.import_module(module)
@@ -135,7 +141,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
                         "user cache folder)")
     common.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help="import MODULE to register extra models (repeatable)")
+                        help="import MODULE (installed, or in the current folder) to register "
+                        "extra models (repeatable)")
     common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars, logs or summary")

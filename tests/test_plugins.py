@@ -58,3 +58,15 @@ def test_readme_shows_the_tested_plugin() -> None:
     code = (root / "tests" / "plugins" / "toy_plugin.py").read_text().split('"""', 2)[2].strip()
     assert code in (root / "README.md").read_text()
     assert len([line for line in code.splitlines() if line.strip()]) <= 22
+
+
+def test_a_plugin_module_in_the_current_folder_imports(tmp_path, monkeypatch) -> None:
+    # The console script's sys.path lacks the current folder; --plugin finds it there, as
+    # `python -m` would (README: examples/ from the repository root).
+    (tmp_path / "_cwd_plugin_probe.py").write_text("LOADED = True\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.delitem(sys.modules, "_cwd_plugin_probe", raising=False)
+    cli.load_plugins(["_cwd_plugin_probe"])
+    assert sys.modules["_cwd_plugin_probe"].LOADED
+    assert sys.path[-1] == str(tmp_path)  # after the installed packages
