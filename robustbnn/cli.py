@@ -10,8 +10,8 @@ import dataclasses
 import importlib
 import json
 import logging
-import random
 import os
+import random
 import sys
 from importlib.metadata import entry_points
 from pathlib import Path
