@@ -109,7 +109,9 @@ SUITES: Registry[BenchConfig] = Registry("suite")
 # Paper defaults stay in each model's config; these overrides trade epochs and widths for time,
 # measured on mnist5k (seed 0-2) to keep every model at its paper-level accuracy there.
 # With the robustness cells (2026-11-25, quiet 2-core Xeon, fresh cache, seed 2): 830 s in all,
-# training 408 s, robustness cells 257 s.
+# training 408 s, robustness cells 257 s. With the four baselines (same day and machine, fresh
+# cache, seed 0): 1,199 s for 17 models, training 512 s; swag's cells 191 s (a weight draw per
+# sample), deep_ensemble's 102 s (five trainings).
 QUICK_BUDGET = (
     # BHN Table 1 "MNIST 5,000 (A)" uses 800 hidden units; L2 1e-4 steadies the MLE baseline.
     "mlp.hidden=(800,800)", "mlp.weight_decay=0.0001",
