@@ -49,9 +49,10 @@ class DeepEnsemble(BayesianModule):
         self.members = nn.ModuleList(members)
         self.num_classes = members[0].num_classes
 
-    def member_logits(self, x: Tensor) -> Tensor:
-        """Every member's logits, shape (M, B, C)."""
-        return torch.stack([m.sample_logits(x, 1)[0] for m in self.members])
+    def member_logits(self, x: Tensor, members: list[int] | None = None) -> Tensor:
+        """The logits of ``members`` (default: all), shape (len(members), B, C)."""
+        chosen = range(len(self.members)) if members is None else members
+        return torch.stack([self.members[i].sample_logits(x, 1)[0] for i in chosen])
 
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
@@ -65,7 +66,7 @@ class DeepEnsemble(BayesianModule):
             pick = torch.cat([pick, torch.randperm(m, generator=generator, device=device)[:rest]])
         pick = pick[torch.randperm(n_samples, generator=generator, device=device)].tolist()
         used = sorted(set(pick))
-        logits = torch.stack([self.members[i].sample_logits(x, 1)[0] for i in used])  # (U, B, C)
+        logits = self.member_logits(x, used)  # (U, B, C)
         slot = {member: j for j, member in enumerate(used)}
         return logits[[slot[i] for i in pick]]  # (S, B, C)
 
