@@ -190,6 +190,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="robustness-leaderboard cells, comma-separated: budget, "
                             "detector_aware, adversarial_ood, or none (default: the suite's; "
                             "all three in default and paper)")
+    bench.add_argument("--shift", type=_split_names, metavar="A,B",
+                       help="dataset-shift cells, comma-separated: rotated (0-180 degrees), "
+                            "corrupted (the fifteen MNIST-C corruptions), or none (default: "
+                            "the suite's; both in default and paper)")
     bench.add_argument("--print-config", action="store_true",
                        help="print the resolved suite config as JSON and exit")
     bench.add_argument("--plan", action="store_true",
@@ -283,6 +287,8 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
         changes["attacks"] = args.attacks
     if args.robustness:
         changes["robustness"] = () if args.robustness == ("none",) else args.robustness
+    if args.shift:
+        changes["shift"] = () if args.shift == ("none",) else args.shift
     if args.targeted_samples:
         changes["targeted_s_attack"] = args.targeted_samples
     if args.memory_mb:

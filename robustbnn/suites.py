@@ -94,6 +94,15 @@ class BenchConfig:
     adv_ood_steps: int = 40
     adv_ood_s_attack: int = 16
     n_adv_ood: int = 1000  # first n images of each set (0 = the run's count)
+    # Calibration under dataset shift (README "Calibration under dataset shift"): any of
+    # robustbnn.report.names.SHIFTS = ("rotated", "corrupted"); () = none.
+    shift: tuple[str, ...] = ()
+    n_shift: int = 0  # the first n test points are shifted (0 = all)
+    shift_angles: tuple[int, ...] = tuple(range(0, 181, 15))  # Ovadia et al. 2019, Fig. 1
+    shift_corruptions: tuple[str, ...] = ()  # MNIST-C corruptions by name; () = all fifteen
+    # Seed of the corruptions' random draws: fixed, like a released dataset, so every training
+    # seed is scored on the same corrupted images.
+    shift_seed: int = 0
 
 
     def ood_count(self, name: str) -> int:
@@ -169,10 +178,13 @@ DEFAULT_ROBUSTNESS = {
     "adaptive_steps": 40, "adaptive_s_attack": 8,
     "adv_ood_steps": 20, "adv_ood_s_attack": 4, "n_adv_ood": 200,
 }
+# Calibration under dataset shift: the thirteen rotations and fifteen MNIST-C corruptions of
+# the first 500 test points (--suite paper: every test point).
+DEFAULT_SHIFT = {"shift": ("rotated", "corrupted"), "n_shift": 500}
 SUITES.register("default", BenchConfig(
     overrides=QUICK_BUDGET, n_targeted=300,
     ood=("uniform", "gaussian", "glyphs", "heldout:4", "heldout:9"),
-    heldout_models=("mlp", "mc_dropout"), **DEFAULT_ROBUSTNESS))
+    heldout_models=("mlp", "mc_dropout"), **DEFAULT_ROBUSTNESS, **DEFAULT_SHIFT))
 SUITES.register(
     "smoke",
     BenchConfig(
@@ -203,6 +215,8 @@ SUITES.register(
         adv_ood_steps=3,
         adv_ood_s_attack=2,
         n_adv_ood=40,
+        shift=("rotated", "corrupted"),
+        n_shift=40,
     ),
 )
 
@@ -227,6 +241,7 @@ SUITES.register(
         n_pgd=0,
         robustness=("budget", "detector_aware", "adversarial_ood"),
         n_adv_ood=0,
+        shift=("rotated", "corrupted"),
     ),
 )
 

@@ -18,40 +18,14 @@ Fractions; mean ± sample std over runs when several.
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 
 from robustbnn.report import names as n
 from robustbnn.report.columns import task_title
-from robustbnn.report.markdown import md_table
+from robustbnn.report.markdown import grid_table as _table
 from robustbnn.report.schema import attack_tasks, with_knobs
 
 __all__ = ["attack_markdown"]
-
-
-def _cell(values: pd.Series) -> str:
-    if values.empty:
-        return "–"
-    text = f"{values.mean():.4f}"
-    std = values.std(ddof=1) if len(values) > 1 else float("nan")
-    return text if math.isnan(std) else f"{text} ± {std:.4f}"
-
-
-def _table(rows: pd.DataFrame, keys: list[str], title: str,
-           by: tuple[str, ...] = ("model",)) -> str:
-    """Rows = ``by`` values; one column per value combination of ``keys`` (per-run means)."""
-    per_run = rows.groupby([*by, *keys, "run"], sort=False)["value"].mean().reset_index()
-    combos = sorted({tuple(r) for r in per_run[keys].itertuples(index=False)})
-    header = [*by, *(" ".join(f"{k}={v:g}" for k, v in zip(keys, c, strict=True))
-                     for c in combos)]
-    lines = []
-    for who in dict.fromkeys(per_run[list(by)].itertuples(index=False, name=None)):
-        mine = per_run[(per_run[list(by)] == list(who)).all(axis=1)]
-        lines.append([*who, *(_cell(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
-                              for c in combos)])
-    right = [False] * len(by) + [True] * len(combos)
-    return f"## {title}\n\n" + md_table(header, lines, right)
 
 
 def attack_markdown(results: pd.DataFrame) -> str | None:

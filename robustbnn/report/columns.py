@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+from scipy.integrate import trapezoid
 
 from robustbnn.report import names as n
 from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, with_knobs
@@ -179,6 +180,47 @@ def _robustness(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     return out
 
 
+def _rotation_auc(rows: pd.DataFrame) -> pd.Series:
+    """Per (model, run), the area under accuracy against angle by the trapezoid rule, divided
+    by the angle range: the accuracy averaged over rotations, in [0, 1]."""
+    out = {}
+    for key, group in rows.groupby(["model", "run"], sort=False):
+        curve = group.groupby(n.ANGLE)["value"].mean().sort_index()
+        span = curve.index[-1] - curve.index[0]
+        out[key] = (float(trapezoid(curve.values, curve.index)) / span if span > 0
+                    else float(curve.iloc[0]))
+    return pd.Series(out, dtype="float64").rename_axis(["model", "run"])
+
+
+def _shift(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
+    """Calibration under dataset shift: the area under accuracy against rotation angle, the
+    ECE averaged over the angles, and accuracy and ECE averaged over the MNIST-C corruptions."""
+    rows = results[results["task"] == n.SHIFT]
+    if rows.empty:
+        return []
+    rows = with_knobs(rows, n.SHIFT)
+    out: list[tuple[Column, pd.Series]] = []
+    rotated = rows[rows[n.SHIFT] == n.SHIFT_ROTATED]
+    if len(rotated):
+        rotated = with_knobs(rotated, n.ANGLE)
+        lo, hi = rotated[n.ANGLE].min(), rotated[n.ANGLE].max()
+        count = rotated[n.ANGLE].nunique()
+        acc = rotated[rotated["metric"] == n.ACCURACY]
+        out.append((Column("rotated_accuracy_auc", f"rotated acc AUC {lo:g}–{hi:g}°",
+                           n.ACCURACY), _rotation_auc(acc)))
+        ece = rotated[rotated["metric"] == n.ECE]
+        out.append((Column("rotated_ece_mean", f"rotated ECE (mean of {count} angles)", n.ECE),
+                    _per_run(ece)))
+    corrupted = rows[rows[n.SHIFT] == n.SHIFT_CORRUPTED]
+    if len(corrupted):
+        count = with_knobs(corrupted, n.CORRUPTION)[n.CORRUPTION].nunique()
+        for metric, title in ((n.ACCURACY, "acc"), (n.ECE, "ECE")):
+            out.append((Column(f"corrupted_{metric}_mean",
+                               f"MNIST-C {title} (mean of {count})", metric),
+                        _per_run(corrupted[corrupted["metric"] == metric])))
+    return out
+
+
 def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.Series]]:
     """The columns present in ``results`` (with a ``run`` column) and their values.
 
@@ -200,7 +242,8 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
 
     task, metric = results["task"], results["metric"]
     clean = results[task == n.CLEAN]
-    for name, title in ((n.ACCURACY, "clean acc"), (n.NLL, "NLL"), (n.ECE, "ECE")):
+    for name, title in ((n.ACCURACY, "clean acc"), (n.NLL, "NLL"), (n.ECE, "ECE"),
+                        (n.BRIER, "Brier")):
         add(Column(f"clean_{name}", title, name), _per_run(clean[clean["metric"] == name]))
     fgsm = with_knobs(results[task == n.FGSM], n.EPS, n.S_ATTACK)
     acc = fgsm[fgsm["metric"] == n.ACCURACY]
@@ -232,6 +275,8 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
         add(Column("ood_auroc_mean", "mean OOD AUROC", n.AUROC), value)
         add(Column("ood_auroc_mean_measure", "OOD measure", kind="text"), best)
     for col, series in _robustness(results):
+        add(col, series)
+    for col, series in _shift(results):
         add(col, series)
     cost = results[task == n.COST]
     timing = with_knobs(cost[cost["metric"] == n.SECONDS_PER_1000_PREDICTIONS], n.S_EVAL)

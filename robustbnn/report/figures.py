@@ -14,6 +14,9 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
   one line style per S_attack.
 * the robustness figures of :mod:`robustbnn.report.robust_figures` (``budget_accuracy.png``,
   ``budget_<model>.png``, ``detection_aware.png``, ``ood_roc.png``);
+* the dataset-shift figures of :mod:`robustbnn.report.shift_figures` (``shift_rotation.png``,
+  ``shift_corruption.png``, ``shift_<model>.png``, ``reliability.png``,
+  ``reliability_<model>.png``);
 * ``ood_<model>.png``: from the per-example scores (``scores/``): the CDF of predictive
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
   Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
@@ -251,7 +254,10 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
     models = {model: [_named(figures, prefix, model) for prefix in ("attack", "targeted", "ood")]
               for model in dict.fromkeys(results["model"])}
     budget = {model: _named(figures, "budget", model) for model in models}
+    shift = {model: (_named(figures, "shift", model), _named(figures, "reliability", model))
+             for model in models}
     from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
+    from robustbnn.report import shift_figures as sf  # noqa: PLC0415 - it imports save_figure
 
     written = headline_figures(results, run_dir, figures)
     for task, path in tasks.items():
@@ -261,18 +267,25 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
         written.append(targeted_figure(results, model, targeted))
         written.append(ood_figure(results, run_dir, model, ood))
         written.append(rf.budget_figure(results, model, budget[model]))
+        written.append(sf.shift_figure(results, model, shift[model][0]))
+        written.append(sf.reliability_figure(results, model, shift[model][1]))
+    written += [sf.corruption_overview(results, figures / "shift_corruption.png")]
     return [p for p in written if p is not None]
 
 
 # The figures the HTML leaderboard shows inline, in this order (the rest are linked).
-HEADLINE = ("fgsm_accuracy.png", "budget_accuracy.png", "detection_aware.png", "ood_roc.png")
+HEADLINE = ("fgsm_accuracy.png", "budget_accuracy.png", "detection_aware.png", "ood_roc.png",
+            "shift_rotation.png", "reliability.png")
 
 
 def headline_figures(results: pd.DataFrame, run_dir: Path, figures: Path) -> list[Path | None]:
     """The overview figures of :data:`HEADLINE` (None where the results have no such rows)."""
     from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
+    from robustbnn.report import shift_figures as sf  # noqa: PLC0415 - it imports save_figure
 
     return [fgsm_overview(results, figures / HEADLINE[0]),
             rf.budget_overview(results, figures / HEADLINE[1]),
             rf.detection_figure(results, figures / HEADLINE[2]),
-            rf.ood_roc_overview(results, run_dir, figures / HEADLINE[3])]
+            rf.ood_roc_overview(results, run_dir, figures / HEADLINE[3]),
+            sf.rotation_overview(results, figures / HEADLINE[4]),
+            sf.reliability_overview(results, figures / HEADLINE[5])]

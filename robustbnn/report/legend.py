@@ -87,6 +87,43 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
     return items
 
 
+def _shift_items(results: pd.DataFrame, runs: list[dict]) -> list[str]:
+    """The legend items of the calibration and dataset-shift columns."""
+    task = results["task"]
+    items = []
+    if ((task == n.CLEAN) & (results["metric"] == n.BRIER)).any():
+        items.append(
+            "**Calibration.** Of the predictive mean: NLL (nats), ECE (15 equal-width "
+            "confidence bins) and the Brier score Σ_c (p̄_c − 1[c = y])², summed over classes "
+            "(Brier 1950; in [0, 2]; Ovadia et al.'s released code reports it minus 1). "
+            "Reliability diagrams with the same bins: `figures/reliability*.png`.")
+    shift = results[task == n.SHIFT]
+    if len(shift):
+        kinds = set(_values(shift, n.SHIFT))
+        seeds = sorted({str(r.get("config", {}).get("shift_seed", "?")) for r in runs})
+        parts = []
+        if n.SHIFT_ROTATED in kinds:
+            rotated = shift[[s.get(n.SHIFT) == n.SHIFT_ROTATED for s in shift["setting"]]]
+            parts.append(
+                f"rotated by {{{', '.join(_values(rotated, n.ANGLE))}}} degrees (Ovadia et al. "
+                "2019, Fig. 1; bilinear, counter-clockwise; 0 = clean); the column is the area "
+                "under accuracy against angle divided by the angle range, and the ECE averaged "
+                "over the angles")
+        if n.SHIFT_CORRUPTED in kinds:
+            corrupted = shift[[s.get(n.SHIFT) == n.SHIFT_CORRUPTED for s in shift["setting"]]]
+            names = list(dict.fromkeys(s[n.CORRUPTION] for s in corrupted["setting"]))
+            parts.append(
+                f"corrupted by the {len(names)} MNIST-C corruptions (Mu & Gilmer 2019, the "
+                f"reference code's severities, corruption seed {', '.join(seeds)}); columns "
+                "average accuracy and ECE over them")
+        items.append(
+            f"**Dataset shift.** The first {_one(_values(shift, n.N))} test points "
+            + "; and ".join(parts) + ". Each set is scored with S_eval fresh samples: "
+            "accuracy, NLL, ECE, Brier score and the mean of every uncertainty measure, per "
+            "angle and corruption in `shift.md`.")
+    return items
+
+
 def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     """The protocol, one item per stage, for the Markdown/HTML/JSON leaderboards.
 
@@ -134,6 +171,7 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
             + (f" Held-out classes {held} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
     items += _robustness_items(results)
+    items += _shift_items(results, runs)
     if (task == n.COST).any():
         devices = sorted({str(r.get("device", "?")) for r in runs})
         items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "

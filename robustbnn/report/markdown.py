@@ -6,9 +6,12 @@ number changes one line of a diff, not the widths of a whole column.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-__all__ = ["escape", "md_table"]
+import pandas as pd
+
+__all__ = ["escape", "grid_table", "mean_std", "md_table"]
 
 
 def escape(text: str) -> str:
@@ -30,3 +33,44 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
 
     rule = "|" + "|".join("---:" if r else "---" for r in right) + "|"
     return "\n".join([line(header), rule, *(line(r) for r in rows)]) + "\n"
+
+
+def mean_std(values: pd.Series) -> str:
+    """``mean ± sample std`` of per-run values (the mean alone for one run; ``–`` for none)."""
+    if values.empty:
+        return "–"
+    text = f"{values.mean():.4f}"
+    std = values.std(ddof=1) if len(values) > 1 else float("nan")
+    return text if math.isnan(std) else f"{text} ± {std:.4f}"
+
+
+def _label(value: object) -> str:
+    return f"{value:g}" if isinstance(value, int | float) and not isinstance(value, bool) \
+        else str(value)
+
+
+def grid_table(rows: pd.DataFrame, keys: list[str], title: str,
+               by: tuple[str, ...] = ("model",), *, order: Sequence[tuple] | None = None,
+               label: bool = True) -> str:
+    """A detail table: rows = ``by`` values, one column per value combination of ``keys``.
+
+    Each cell is :func:`mean_std` of the per-run means of ``rows`` (which need ``value`` and
+    ``run`` columns). Columns are sorted unless ``order`` gives them; a header reads
+    ``key=value`` (numbers with ``:g``), or the value alone when ``label`` is False.
+    """
+    per_run = rows.groupby([*by, *keys, "run"], sort=False)["value"].mean().reset_index()
+    found = {tuple(r) for r in per_run[keys].itertuples(index=False)}
+    combos = [c for c in order if c in found] if order is not None else sorted(found)
+
+    def head(combo: tuple) -> str:
+        if not label:
+            return " ".join(_label(v) for v in combo)
+        return " ".join(f"{k}={_label(v)}" for k, v in zip(keys, combo, strict=True))
+
+    lines = []
+    for who in dict.fromkeys(per_run[list(by)].itertuples(index=False, name=None)):
+        mine = per_run[(per_run[list(by)] == list(who)).all(axis=1)]
+        lines.append([*who, *(mean_std(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
+                              for c in combos)])
+    right = [False] * len(by) + [True] * len(combos)
+    return f"## {title}\n\n" + md_table([*by, *(head(c) for c in combos)], lines, right)

@@ -12,7 +12,9 @@ __all__ = [
     "ACCURACY", "ADAPTIVE", "ADV_OOD", "ALL_K_ACCURACY", "DETECTION_AWARE_ACCURACY",
     "DETECTOR_AWARE", "EXPECTED_ACCURACY", "FLIP_PROBABILITY", "FPR", "GRADIENT_EVALUATIONS",
     "K", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL", "WORST_OF_K",
-    "ADVERSARY_DETECTION", "AUPR_IN", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
+    "ADVERSARY_DETECTION", "ANGLE", "AUPR_IN", "BIN", "BRIER", "CONFIDENCE", "CORRUPTION",
+    "COUNT", "N_BINS", "RELIABILITY", "SHIFT", "SHIFTS", "SHIFT_CORRUPTED", "SHIFT_NONE",
+    "SHIFT_ROTATED", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
     "ECE", "EPS", "ERROR_DETECTION", "FGSM", "FGSM_SANITY", "FPR_AT_95_TPR", "GRADIENT_NONZERO",
     "HELDOUT_CLEAN", "KNOBS", "L2", "LABEL", "LINF", "MEAN_UNCERTAINTY", "METRICS", "N", "NLL",
     "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS", "S_ATTACK",
@@ -36,12 +38,25 @@ DETECTOR_AWARE = "detector_aware"  # correct-or-flagged under non-adaptive and a
 ADV_OOD = "adv_ood"  # OOD inputs perturbed to lower each uncertainty measure
 ROBUST_FLAGS = "robust_flags"  # attack-reliability flags (measure = the flag's name)
 ROBUSTNESS_TASKS = (PGD_BUDGET, WORST_OF_K, DETECTOR_AWARE, ADV_OOD, ROBUST_FLAGS)
-TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS)
+# Calibration under dataset shift (README "Calibration under dataset shift").
+SHIFT = "shift"  # accuracy, NLL, ECE, Brier, mean uncertainty on a shifted test set
+RELIABILITY = "reliability"  # reliability-diagram bins (clean, and pooled over MNIST-C)
+TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS,
+         SHIFT, RELIABILITY)
+
+# The kinds of shift (the ``shift`` knob): none (the clean test set), rotated, corrupted.
+SHIFT_NONE = "none"
+SHIFT_ROTATED = "rotated"  # Ovadia et al. 2019, Fig. 1: 0-180 degrees in 15-degree steps
+SHIFT_CORRUPTED = "corrupted"  # MNIST-C, Mu & Gilmer 2019: fifteen corruptions
+SHIFTS = (SHIFT_ROTATED, SHIFT_CORRUPTED)
 
 # Metrics (the ``metric`` field).
 ACCURACY = "accuracy"
 NLL = "nll"
 ECE = "ece"
+BRIER = "brier"  # multiclass Brier score, sum over classes (robustbnn.metrics.calibration)
+CONFIDENCE = "confidence"  # a reliability bin's mean confidence
+COUNT = "count"  # examples in a reliability bin
 AUROC = "auroc"
 AUPR_IN = "aupr_in"
 AUPR_OUT = "aupr_out"
@@ -63,7 +78,8 @@ FLIP_PROBABILITY = "flip_probability"
 DETECTION_AWARE_ACCURACY = "detection_aware_accuracy"
 RAISED = "raised"  # a reliability flag: 1 raised, 0 silent
 METRICS = (EXPECTED_ACCURACY, ALL_K_ACCURACY, FLIP_PROBABILITY, DETECTION_AWARE_ACCURACY,
-           RAISED, ACCURACY, NLL, ECE, AUROC, AUPR_IN, AUPR_OUT, FPR_AT_95_TPR, MEAN_UNCERTAINTY,
+           RAISED, ACCURACY, NLL, ECE, BRIER, CONFIDENCE, COUNT, AUROC, AUPR_IN, AUPR_OUT,
+           FPR_AT_95_TPR, MEAN_UNCERTAINTY,
            ADVERSARY_DETECTION, ERROR_DETECTION, TARGET_SUCCESS, LINF, L2, VALUE, PASSED,
            SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS)
 
@@ -90,6 +106,11 @@ K = "k"  # evaluations per input (worst-of-k)
 ADAPTIVE = "adaptive"  # the attack knows the detector
 FPR = "fpr"  # the detector's false-positive rate on clean test data
 TOL = "tol"  # a flag's threshold
-KNOBS = (GRADIENT_EVALUATIONS, K, ADAPTIVE, FPR, TOL, EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL,
+ANGLE = "angle"  # rotation in degrees, counter-clockwise
+CORRUPTION = "corruption"  # an MNIST-C corruption's name
+BIN = "bin"  # reliability bin index, 0 = lowest confidence
+N_BINS = "n_bins"  # equal-width confidence bins over [0, 1]
+KNOBS = (SHIFT, ANGLE, CORRUPTION, BIN, N_BINS, GRADIENT_EVALUATIONS, K, ADAPTIVE, FPR, TOL,
+         EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL,
          CLIP, STEP, STEP_SIZE, TARGET, N, N_IN, N_OUT,
          STEPS, RESTARTS)

@@ -4,7 +4,7 @@
 calls it on stored folders, so both write the same bytes. No model code runs here.
 
 Outputs in ``out_dir``: ``leaderboard.md`` / ``.csv`` / ``.json`` / ``.html``, the detail
-tables ``ood.md``, ``ood.csv`` and ``attack.md``, and ``figures/*.png``. The renderer lists
+tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and ``figures/*.png``. The renderer lists
 every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next render removes
 the files of that list it no longer writes (a figure of a model no longer in the results,
 ``ood.md`` of a run without OOD rows), so a folder never mixes two runs' reports. A file not
@@ -25,6 +25,7 @@ from robustbnn.report.figures import write_figures
 from robustbnn.report.html import to_html
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.legend import legend
+from robustbnn.report.shift_detail import shift_markdown
 from robustbnn.report.store import RunFolderError, read_results, write_text_atomic
 
 __all__ = ["MANIFEST", "RunFolderError", "load_runs", "render"]
@@ -35,7 +36,7 @@ TITLE = "robustbnn leaderboard"
 MANIFEST = ".robustbnn-render.json"
 # What a render can write: only such files are ever removed, whatever a manifest says.
 OURS = frozenset({"leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",
-                  "ood.md", "ood.csv", "attack.md"})
+                  "ood.md", "ood.csv", "attack.md", "shift.md"})
 
 
 def _load_one(run_dir: Path) -> tuple[pd.DataFrame, dict]:
@@ -148,6 +149,10 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     if attacks is not None:
         write_text_atomic(out_dir / "attack.md", attacks)
         details.append("attack.md")
+    shifts = shift_markdown(results)
+    if shifts is not None:
+        write_text_atomic(out_dir / "shift.md", shifts)
+        details.append("shift.md")
     write_text_atomic(out_dir / "leaderboard.md", to_markdown(board, items, title=TITLE))
     write_text_atomic(out_dir / "leaderboard.csv", to_csv(board))
     write_text_atomic(out_dir / "leaderboard.json", to_json(board, items, title=TITLE))

@@ -30,6 +30,7 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     n.ACCURACY: True,
     n.NLL: False,
     n.ECE: False,
+    n.BRIER: False,
     n.AUROC: True,
     n.AUPR_IN: True,
     n.AUPR_OUT: True,

@@ -18,7 +18,9 @@ import numpy as np
 
 __all__ = ["CELL_FORMAT", "Cell", "CellOutcome", "canonical_json"]
 
-CELL_FORMAT = 1  # bump when a change to a task's code makes stored cells invalid
+# Bump when a change to a task's code makes stored cells invalid. 2: clean cells write the
+# Brier score and the reliability diagram.
+CELL_FORMAT = 2
 
 
 def canonical_json(payload: Any) -> str:
@@ -32,7 +34,8 @@ class Cell:
 
     Attributes:
         task: The task kind, a name in :data:`robustbnn.run.tasks.TASKS` (``train``, ``clean``,
-            ``fgsm``, ``sanity``, ``targeted``, ``attack``, ``ood``, ``heldout``).
+            ``fgsm``, ``sanity``, ``targeted``, ``attack``, ``ood``, ``heldout``, ``budget``,
+            ``detector_aware``, ``adv_ood``, ``shift``).
         model: The model's registry name.
         params: The task's settings, JSON data (numbers, strings, booleans, lists, dicts).
         deps: Ids of the cells this one reads (its training cell, the clean scores).

@@ -24,7 +24,8 @@ from robustbnn.run.cells import Cell
 from robustbnn.suites import BenchConfig
 from robustbnn.types import attack_samples, check_sample_logits
 
-__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images"]
+__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images",
+           "shift_images"]
 
 # Model attributes that say how test-time samples are drawn; each becomes a result knob.
 SAMPLER_KNOBS = ("local_reparam", "attack_masks")
@@ -136,6 +137,15 @@ def ood_images(spec: RunSpec, name: str) -> Tensor:
     x = load_ood(name, cfg.ood_count(name), spec.data_root, seed=cfg.seed, download=spec.download,
                  preprocessing=cfg.ood_preprocessing)
     return x.to(spec.device)
+
+
+@functools.lru_cache(maxsize=32)
+def shift_images(spec: RunSpec, kind: str, level: int | str, n: int, seed: int) -> Tensor:
+    """The first ``n`` test images shifted by ``level`` of ``kind`` with corruption seed
+    ``seed`` (memoised per process, so every model of a run is scored on one copy)."""
+    from robustbnn.data.shift.sets import shifted  # noqa: PLC0415 - scikit-image on demand
+
+    return shifted(bench_data(spec).test.x[:n], kind, level, seed=seed)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """A suite's config -> the ordered cells of a run and their dependencies (``--plan``).
 
-Order: per model its training, clean metrics, attacks and OOD sets; then the held-out-class
-retrainings. Every cell comes after the cells it depends on, so the order is a valid
-sequential schedule, and ``results.csv`` lists rows in it whatever order cells finished in.
+Order: per model its training, clean metrics, attacks, OOD sets and shifted test sets; then
+the held-out-class retrainings. Every cell comes after the cells it depends on, so the order is
+a valid sequential schedule, and ``results.csv`` lists rows in it whatever order cells
+finished in.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
 from robustbnn.attacks.reliability import has_torchattacks
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.ood_sets import OOD_DATASETS
+from robustbnn.data.shift.sets import check_levels, levels
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.ood.extra import EXTRA_MEASURES
@@ -130,6 +132,22 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                       "measures": list(DIFFERENTIABLE_MEASURES), N.S_EVAL: cfg.s_eval,
                       "memory_mb": cfg.memory_mb}
             cells.append(Cell("adv_ood", name, params, scored, f"adversarial ood {name} {ood}"))
+    cells += _shift_cells(spec, name, train.id)
+    return cells
+
+
+def _shift_cells(spec: RunSpec, name: str, train: str) -> list[Cell]:
+    """The dataset-shift cells of one model, one per kind of ``cfg.shift``."""
+    cfg = spec.cfg
+    n_test = len(bench_data(spec).test)
+    n = cfg.n_shift if 0 < cfg.n_shift < n_test else n_test
+    cells = []
+    for kind in cfg.shift:
+        params = {N.SHIFT: kind, "levels": levels(kind, cfg.shift_angles, cfg.shift_corruptions),
+                  "seed": cfg.shift_seed if kind == N.SHIFT_CORRUPTED else 0, N.N: n,
+                  "measures": list(cfg.extra_measures), N.S_EVAL: cfg.s_eval,
+                  "memory_mb": cfg.memory_mb}
+        cells.append(Cell("shift", name, params, (train,), f"shift {name} {kind}"))
     return cells
 
 
@@ -182,6 +200,7 @@ def check_names(spec: RunSpec) -> None:
         raise ConfigError(f"unknown robustness cell kind(s) {unknown}; known: {list(ROBUSTNESS)}")
     for ood in cfg.adv_ood_sets:
         OOD_DATASETS.get(ood)
+    check_levels(cfg.shift, cfg.shift_angles, cfg.shift_corruptions)
     for measure in cfg.extra_measures:
         EXTRA_MEASURES.get(measure)
     for ood in cfg.ood:

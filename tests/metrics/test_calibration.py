@@ -1,7 +1,8 @@
 """Tests for robustbnn.metrics.calibration: Brier score and reliability bins.
 
-Oracles (test-only): a brute-force NumPy loop and scikit-learn's ``brier_score_loss`` for the
-Brier score (torchmetrics 1.x has no multiclass Brier score), and torchmetrics'
+Oracles (test-only): a brute-force NumPy loop, scikit-learn's ``brier_score_loss`` and
+torchmetrics' ``mean_squared_error`` against the one-hot labels times C for the Brier score
+(torchmetrics 1.x has no multiclass Brier score of its own), and torchmetrics'
 ``multiclass_calibration_error`` (norm="l1") for ECE.
 """
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from sklearn.metrics import brier_score_loss
+from torchmetrics.functional import mean_squared_error
 from torchmetrics.functional.classification import multiclass_calibration_error
 
 from robustbnn.metrics.calibration import Reliability, brier, reliability
@@ -43,6 +45,17 @@ def test_brier_matches_brute_force_and_sklearn(n: int, c: int, seed: int) -> Non
     if c > 2:
         expected = brier_score_loss(y.numpy(), probs.numpy(), labels=np.arange(c))
         assert out.item() == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(("n", "c", "seed"), [(300, 10, 0), (97, 3, 1), (41, 2, 2)])
+def test_brier_matches_torchmetrics_mean_squared_error(n: int, c: int, seed: int) -> None:
+    # The Brier score sums over classes: C times the mean over all N x C squared errors.
+    probs, y = _random_predictions(n, c, seed)
+    onehot = torch.nn.functional.one_hot(y, c).to(probs.dtype)
+    expected = c * mean_squared_error(probs, onehot)
+    assert brier(probs, y).item() == pytest.approx(expected.item(), abs=1e-6)
+    single = probs.float()  # the bench's float32 predictive
+    assert brier(single, y).item() == pytest.approx(expected.item(), abs=1e-6)
 
 
 def test_brier_hand_values_and_range() -> None:

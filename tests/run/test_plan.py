@@ -38,10 +38,11 @@ def test_smoke_plan_orders_dependencies_first_and_covers_every_task() -> None:
     tasks = [c.task for c in plan.cells if c.model == "mlp"]
     # train, clean, fgsm + sanity per S_attack (1, 32), targeted, pgd per eps (0.1, 0.3), 3 OOD
     # then the robustness cells: budget per eps (0.1, 0.3), detector-aware at 0.1, and
-    # adversarial OOD for the run's sets among adv_ood_sets (uniform, glyphs)
+    # adversarial OOD for the run's sets among adv_ood_sets (uniform, glyphs), then one shift
+    # cell per kind (rotated, corrupted)
     assert tasks == ["train", "clean", "fgsm", "sanity", "fgsm", "sanity", "targeted", "attack",
                      "attack", "budget", "budget", "detector_aware", "ood", "ood", "ood",
-                     "adv_ood", "adv_ood"]
+                     "adv_ood", "adv_ood", "shift", "shift"]
 
 
 def test_robustness_cells_read_the_clean_scores_and_know_deterministic_models() -> None:
@@ -71,7 +72,7 @@ def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
 
 
 def test_attacks_come_from_the_registry() -> None:
-    plan = _plan(attacks=("pgd",), robustness=())
+    plan = _plan(attacks=("pgd",), robustness=(), shift=())
     assert {c.task for c in plan.cells} == {"train", "clean", "attack", "ood"}
     assert {c.params["attack"] for c in plan.cells if c.task == "attack"} == {"pgd"}
 
@@ -92,7 +93,7 @@ def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
     assert main(["bench", "--suite", "smoke", "--plan", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     lines = text.strip().splitlines()
-    assert lines[-1] == "34 cells: 0 done, 34 to run"
+    assert lines[-1] == "38 cells: 0 done, 38 to run"
     assert any("train mlp" in line and "todo" in line for line in lines)
     assert not out.exists()
 
@@ -139,3 +140,59 @@ def test_robustness_option_selects_cells_and_names_a_typo(
     assert err == ["robustbnn: error: unknown robustness cell kind(s) ['budgetz']; known: "
                    "['budget', 'detector_aware', 'adversarial_ood']"]
     assert not (tmp_path / "out").exists()  # nothing written before the error
+
+
+def test_shift_cells_depend_on_training_only_and_carry_their_levels() -> None:
+    from robustbnn.data.shift import CORRUPTIONS, ROTATIONS
+
+    plan = _plan()
+    by_id = plan.by_id()
+    shift = [c for c in plan.cells if c.task == "shift"]
+    assert [(c.model, c.params["shift"]) for c in shift] == [
+        ("mlp", "rotated"), ("mlp", "corrupted"), ("mc_dropout", "rotated"),
+        ("mc_dropout", "corrupted")]
+    for cell in shift:
+        assert [by_id[d].task for d in cell.deps] == ["train"]
+        assert cell.params["n"] == 40 and cell.params["S_eval"] == 20
+    rotated, corrupted = shift[:2]
+    assert rotated.params["levels"] == list(ROTATIONS)
+    assert corrupted.params["levels"] == list(CORRUPTIONS)
+    assert rotated.params["seed"] == 0 and corrupted.params["seed"] == 0
+    some = _plan(shift=("corrupted",), shift_corruptions=("fog", "stripe"), shift_seed=5)
+    (one, _) = [c for c in some.cells if c.task == "shift"]
+    assert one.params["levels"] == ["fog", "stripe"] and one.params["seed"] == 5
+    # The whole test split when n_shift is 0 or larger than it; the run seed is not a level.
+    assert {c.params["n"] for c in _plan(n_shift=0).cells if c.task == "shift"} == {200}
+    assert {c.params["n"] for c in _plan(n_shift=10**6).cells if c.task == "shift"} == {200}
+    ids = {c.label: c.id for c in _plan(seed=1).cells if c.task == "shift"}
+    assert all(ids[c.label] != c.id for c in shift)  # other seed, other trained model
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"shift": ("rotatd",)}, "unknown shift kind(s) ['rotatd']; known: ['rotated', "
+                             "'corrupted']"),
+    ({"shift_corruptions": ("fogg",)}, "unknown MNIST-C corruption 'fogg'; known: ['brightness'"),
+    ({"shift_angles": ()}, "shift_angles must list distinct angles, got []"),
+    ({"shift_angles": (0, 15, 15)}, "shift_angles must list distinct angles"),
+])
+def test_bad_shift_settings_are_one_line_errors(changes: dict, message: str) -> None:
+    from robustbnn.errors import UserError
+
+    with pytest.raises(UserError) as err:
+        _plan(**changes)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_shift_option_selects_cells_and_names_a_typo(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = str(tmp_path / "out")
+    assert main(["bench", "--suite", "smoke", "--shift", "none", "--plan", "--out", out]) == 0
+    assert "shift mlp" not in capsys.readouterr().out
+    assert main(["bench", "--suite", "smoke", "--shift", "rotated", "--plan", "--out", out]) == 0
+    plan = capsys.readouterr().out
+    assert "shift mlp rotated" in plan and "shift mlp corrupted" not in plan
+    assert main(["bench", "--suite", "smoke", "--shift", "rotated,blur", "--out", out]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["robustbnn: error: unknown shift kind(s) ['blur']; known: ['rotated', "
+                   "'corrupted']"]
+    assert not (tmp_path / "out").exists()

@@ -18,6 +18,7 @@ from robustbnn.run.tasks import (
     indist,
     ood,
     sanity,
+    shift,
     targeted,
     train,
 )
@@ -35,5 +36,6 @@ TASKS.register("heldout", heldout.run)
 TASKS.register("budget", budget.run)
 TASKS.register("detector_aware", detector_aware.run)
 TASKS.register("adv_ood", adv_ood.run)
+TASKS.register("shift", shift.run)
 
 __all__ = ["TASKS"]

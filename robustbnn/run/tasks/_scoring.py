@@ -10,17 +10,42 @@ import torch
 from torch import Tensor
 
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
+from robustbnn.metrics.calibration import brier, reliability
+from robustbnn.metrics.classification import accuracy, ece, nll
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.predict import chunk_rows, sample_probs
 from robustbnn.report import names as N
 from robustbnn.run.context import Context
 
-__all__ = ["RANKING", "adversarial_rows", "in_attack_batches", "ranking_rows",
-           "uncertainty_scores"]
+__all__ = ["CALIBRATION", "RANKING", "adversarial_rows", "calibration_rows", "in_attack_batches",
+           "ranking_rows", "reliability_rows", "uncertainty_scores"]
 
 RANKING = {N.AUROC: auroc, N.AUPR_IN: aupr_in, N.AUPR_OUT: aupr_out,
            N.FPR_AT_95_TPR: fpr_at_95_tpr}
+
+# Metrics of the predictive mean (B, C) against labels (B,): every clean and shifted test set.
+CALIBRATION = {N.ACCURACY: accuracy, N.NLL: nll, N.ECE: ece, N.BRIER: brier}
+RELIABILITY_BINS = 15  # the bins of ece(), so a diagram's gaps add up to the ECE column
+
+
+def calibration_rows(ctx: Context, task: str, knobs: dict, mean: Tensor, y: Tensor) -> list[dict]:
+    """Accuracy, NLL, ECE and Brier score of the predictive ``mean`` (B, C) on labels ``y``."""
+    return [ctx.result(task, knobs, "", metric, fn(mean, y)) for metric, fn in CALIBRATION.items()]
+
+
+def reliability_rows(ctx: Context, knobs: dict, mean: Tensor, y: Tensor) -> list[dict]:
+    """The reliability diagram of ``mean`` (B, C) on ``y`` as rows of task ``reliability``:
+    per bin its count, and for a non-empty bin its mean confidence and accuracy."""
+    bins = reliability(mean, y, n_bins=RELIABILITY_BINS)
+    rows = []
+    for b, count in enumerate(bins.counts.tolist()):
+        at = {**knobs, N.BIN: b, N.N_BINS: RELIABILITY_BINS}
+        rows.append(ctx.result(N.RELIABILITY, at, "", N.COUNT, count))
+        if count:
+            rows.append(ctx.result(N.RELIABILITY, at, "", N.CONFIDENCE, bins.confidence[b]))
+            rows.append(ctx.result(N.RELIABILITY, at, "", N.ACCURACY, bins.accuracy[b]))
+    return rows
 
 
 def uncertainty_scores(probs: Tensor, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:

@@ -1,4 +1,5 @@
-"""Task ``clean``: accuracy, NLL and ECE of the MC predictive, the cost rows, the clean scores.
+"""Task ``clean``: accuracy, NLL, ECE and Brier score of the MC predictive, its reliability
+diagram, the cost rows, the clean scores.
 
 Its arrays (every uncertainty measure on every test point) are what the attack and OOD cells
 compare against, so the clean predictive is sampled once per model.
@@ -8,11 +9,15 @@ from __future__ import annotations
 
 import time
 
-from robustbnn.metrics.classification import accuracy, ece, nll
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks._scoring import no_grad_probs, uncertainty_scores
+from robustbnn.run.tasks._scoring import (
+    calibration_rows,
+    no_grad_probs,
+    reliability_rows,
+    uncertainty_scores,
+)
 
 __all__ = ["run"]
 
@@ -28,8 +33,8 @@ def run(ctx: Context) -> CellOutcome:
     seconds = (time.perf_counter() - start) * 1000 / len(x)
     mean = probs.mean(0)
     knobs = {N.S_EVAL: ctx.cfg.s_eval}
-    rows = [ctx.result(N.CLEAN, knobs, "", metric, fn(mean, y))
-            for metric, fn in ((N.ACCURACY, accuracy), (N.NLL, nll), (N.ECE, ece))]
+    rows = calibration_rows(ctx, N.CLEAN, knobs, mean, y)
+    rows += reliability_rows(ctx, {N.SHIFT: N.SHIFT_NONE, **knobs}, mean, y)
     parameters = sum(p.numel() for p in ctx.model.parameters())
     rows += [ctx.result(N.COST, knobs, "", N.SECONDS_PER_1000_PREDICTIONS, seconds),
              ctx.result(N.COST, knobs, "", N.PARAMETERS, parameters)]

@@ -1,0 +1,212 @@
+"""Dataset-shift and reliability figures, drawn from the results table alone.
+
+* ``shift_rotation.png``: every model's accuracy, ECE, NLL, Brier score and mean predictive
+  entropy against the rotation angle (Ovadia et al. 2019, Fig. 1 style).
+* ``shift_corruption.png``: every model's accuracy and ECE per MNIST-C corruption and their
+  mean.
+* ``shift_<model>.png``: one model's calibration metrics and mean uncertainty per measure
+  against angle, and its accuracy and ECE per corruption.
+* ``reliability.png``: every model's reliability diagram on the clean test set and on MNIST-C
+  pooled over corruptions; ``reliability_<model>.png``: one model's two diagrams with the
+  share of examples per bin.
+
+Every model keeps one colour-and-marker pair in every figure
+(:func:`robustbnn.report.styles.model_styles`); means over runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from robustbnn.report import names as n
+from robustbnn.report.figures import save_figure
+from robustbnn.report.schema import with_knobs
+from robustbnn.report.shift_detail import shift_frame
+from robustbnn.report.styles import model_styles
+
+__all__ = ["corruption_overview", "reliability_figure", "reliability_frame",
+           "reliability_overview", "rotation_overview", "shift_figure"]
+
+ROTATION_PANELS = ((n.ACCURACY, "accuracy"), (n.ECE, "ECE"), (n.NLL, "NLL (nats)"),
+                   (n.BRIER, "Brier score"))
+ENTROPY = "predictive_entropy"
+LABELS = {n.SHIFT_NONE: "clean test set", n.SHIFT_CORRUPTED: "MNIST-C, all corruptions pooled"}
+
+
+def _curve(rows: pd.DataFrame, metric: str, key: str, measure: str = "") -> pd.Series:
+    """Mean over runs of ``metric`` (and ``measure``) by the level ``key``."""
+    sel = rows[(rows["metric"] == metric) & (rows["measure"] == measure)]
+    return sel.groupby(key, sort=False)["value"].mean()
+
+
+def rotation_overview(results: pd.DataFrame, path: Path) -> Path | None:
+    """Accuracy, ECE, NLL, Brier score and mean predictive entropy against angle, every
+    model."""
+    rows = shift_frame(results, n.SHIFT_ROTATED)
+    if rows.empty:
+        return None
+    styles = model_styles(results["model"])
+    panels = [*ROTATION_PANELS, (n.MEAN_UNCERTAINTY, "mean predictive entropy (nats)")]
+    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5))
+    for ax, (metric, label) in zip(axes.flat, panels, strict=False):
+        measure = ENTROPY if metric == n.MEAN_UNCERTAINTY else ""
+        for model, mine in rows.groupby("model", sort=False):
+            curve = _curve(mine, metric, n.ANGLE, measure).sort_index()
+            ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
+        ax.set_xlabel("rotation (degrees)")
+        ax.set_ylabel(label)
+        ax.set_xticks(sorted(rows[n.ANGLE].unique())[::2])
+        ax.grid(alpha=0.3)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    axes.flat[-1].axis("off")
+    axes.flat[-1].legend(handles, labels, loc="center", fontsize=8, ncol=2)
+    fig.suptitle("Rotated MNIST: calibration and uncertainty against the angle")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def _corruption_axis(ax: plt.Axes, names: list[str]) -> None:
+    ax.set_xticks(np.arange(len(names)), names, rotation=60, ha="right", fontsize=7)
+    ax.grid(alpha=0.3, axis="y")
+
+
+def corruption_overview(results: pd.DataFrame, path: Path) -> Path | None:
+    """Accuracy and ECE per MNIST-C corruption and their mean, every model (points)."""
+    rows = shift_frame(results, n.SHIFT_CORRUPTED)
+    if rows.empty:
+        return None
+    names = list(dict.fromkeys(rows[n.CORRUPTION]))
+    styles = model_styles(results["model"])
+    fig, axes = plt.subplots(2, 1, figsize=(max(9.0, 0.6 * len(names) + 4), 8), sharex=True)
+    for ax, (metric, label) in zip(axes, ((n.ACCURACY, "accuracy"), (n.ECE, "ECE")),
+                                   strict=True):
+        for model, mine in rows.groupby("model", sort=False):
+            curve = _curve(mine, metric, n.CORRUPTION).reindex(names)
+            style = styles[model]
+            x = np.arange(len(names))
+            ax.plot(x, curve.values, ls="none", marker=style["marker"], color=style["color"],
+                    ms=5, label=f"{model} (mean {np.nanmean(curve.values):.3f})")
+        ax.set_ylabel(label)
+        _corruption_axis(ax, names)
+        ax.legend(fontsize=6, ncol=3)
+    axes[0].set_title("MNIST-C: accuracy and ECE per corruption")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def shift_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
+    """One model: calibration metrics and mean uncertainty per measure against angle, and
+    accuracy and ECE per corruption."""
+    mine = results[results["model"] == model]
+    rotated = shift_frame(mine, n.SHIFT_ROTATED)
+    corrupted = shift_frame(mine, n.SHIFT_CORRUPTED)
+    if rotated.empty and corrupted.empty:
+        return None
+    fig, axes = plt.subplots(1, 4, figsize=(21, 4.6))
+    if len(rotated):
+        pairs = (ROTATION_PANELS[:2], ROTATION_PANELS[2:])
+        for ax, panel in zip(axes[:2], pairs, strict=True):
+            for metric, label in panel:
+                curve = _curve(rotated, metric, n.ANGLE).sort_index()
+                ax.plot(curve.index, curve.values, marker="o", ms=3, label=label)
+        unc = rotated[rotated["metric"] == n.MEAN_UNCERTAINTY]
+        for measure, group in unc.groupby("measure", sort=True):
+            curve = group.groupby(n.ANGLE)["value"].mean().sort_index()
+            axes[2].plot(curve.index, curve.values, marker="o", ms=3, label=measure)
+        titles = ("accuracy and ECE", "NLL and Brier score", "mean uncertainty")
+        for ax, title in zip(axes[:3], titles, strict=True):
+            ax.set_xlabel("rotation (degrees)")
+            ax.set_xticks(sorted(rotated[n.ANGLE].unique())[::2])
+            ax.set_title(f"{model}: rotated MNIST, {title}")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    if len(corrupted):
+        names = list(dict.fromkeys(corrupted[n.CORRUPTION]))
+        x = np.arange(len(names))
+        for offset, (metric, label) in zip((-0.2, 0.2), ((n.ACCURACY, "accuracy"),
+                                                         (n.ECE, "ECE")), strict=True):
+            curve = _curve(corrupted, metric, n.CORRUPTION).reindex(names)
+            axes[3].bar(x + offset, curve.values, 0.4, label=label)
+        _corruption_axis(axes[3], names)
+        axes[3].set_title(f"{model}: MNIST-C")
+        axes[3].legend(fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def reliability_frame(results: pd.DataFrame) -> pd.DataFrame:
+    """Reliability bins, one row per (model, shift, bin) with the mean over runs of each bin's
+    ``count``, ``confidence`` and ``accuracy`` (NaN where a bin is empty in every run)."""
+    rows = results[results["task"] == n.RELIABILITY]
+    if rows.empty:
+        return pd.DataFrame(columns=["model", n.SHIFT, n.BIN, n.N_BINS, n.COUNT, n.CONFIDENCE,
+                                     n.ACCURACY])
+    rows = with_knobs(rows, n.SHIFT, n.BIN, n.N_BINS)
+    table = rows.pivot_table(index=["model", n.SHIFT, n.BIN, n.N_BINS], columns="metric",
+                             values="value", aggfunc="mean", sort=False)
+    return table.reindex(columns=[n.COUNT, n.CONFIDENCE, n.ACCURACY]).reset_index()
+
+
+def _diagram(ax: plt.Axes, bins: pd.DataFrame, **style: object) -> None:
+    filled = bins[bins[n.COUNT] > 0].sort_values(n.BIN)
+    ax.plot(filled[n.CONFIDENCE], filled[n.ACCURACY], **style)
+
+
+def _square(ax: plt.Axes, title: str) -> None:
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("confidence (mean max probability in the bin)")
+    ax.set_ylabel("accuracy in the bin")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+
+
+def reliability_overview(results: pd.DataFrame, path: Path) -> Path | None:
+    """Every model's reliability diagram: a panel for the clean test set and one for MNIST-C
+    pooled (when the run has it)."""
+    table = reliability_frame(results)
+    if table.empty:
+        return None
+    shifts = [s for s in (n.SHIFT_NONE, n.SHIFT_CORRUPTED) if (table[n.SHIFT] == s).any()]
+    styles = model_styles(results["model"])
+    fig, axes = plt.subplots(1, len(shifts), figsize=(6 * len(shifts), 5.6), squeeze=False)
+    for ax, shift in zip(axes[0], shifts, strict=True):
+        for model, bins in table[table[n.SHIFT] == shift].groupby("model", sort=False):
+            _diagram(ax, bins, ms=4, lw=1, label=model, **styles[model])
+        _square(ax, f"Reliability: {LABELS[shift]}")
+    axes[0][-1].legend(fontsize=6, ncol=2, loc="upper left")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def reliability_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
+    """One model's reliability diagrams (clean, MNIST-C pooled) over the share of examples in
+    each bin."""
+    table = reliability_frame(results[results["model"] == model])
+    if table.empty:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 7.5), sharex=True,
+                                      gridspec_kw={"height_ratios": [3, 1]})
+    for shift, color in ((n.SHIFT_NONE, "#1f77b4"), (n.SHIFT_CORRUPTED, "#d62728")):
+        bins = table[table[n.SHIFT] == shift]
+        if bins.empty:
+            continue
+        _diagram(top, bins, marker="o", ms=4, color=color, label=LABELS[shift])
+        width = 1.0 / bins[n.N_BINS].iloc[0]
+        share = bins[n.COUNT] / bins[n.COUNT].sum()
+        bottom.bar((bins[n.BIN] + 0.5) * width, share, width * 0.9, color=color, alpha=0.5,
+                   label=LABELS[shift])
+    _square(top, f"{model}: reliability diagram")
+    top.set_xlabel("")
+    top.legend(fontsize=8, loc="upper left")
+    bottom.set_xlabel("confidence (max predictive probability)")
+    bottom.set_ylabel("share of examples")
+    bottom.set_yscale("log")
+    bottom.grid(alpha=0.3)
+    fig.tight_layout()
+    return save_figure(fig, path)
