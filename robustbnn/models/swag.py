@@ -23,6 +23,16 @@ every sample; this MLP has no BatchNorm, so there is nothing to update. Training
 epoch (``selection = "last"``): restoring the best validation epoch would roll the collected
 moments back too.
 
+Sampling (``local_reparam``). With ``"first"`` (the default) the first layer samples its
+outputs instead of its weights: for input x its output under θ is Gaussian,
+N(θ̄₁x, scale · (Σ₁^diag (x²) + D̂₁x (D̂₁x)ᵀ / (k − 1))), so the mean and the diagonal variance
+are one GEMM each for all samples, the low-rank part is the k shared products D̂₁x combined
+with each sample's z₂, and only the diagonal noise is drawn per example (Kingma et al. 2015).
+The same z₂ then draws the later layers' weights, so the low-rank correlation across layers is
+kept. Each example's predictive is exactly the weight-sampling one (``"none"``); the examples
+of a batch no longer share the first layer's diagonal noise. Only the MLP arch has it (a CNN
+samples weights).
+
 References:
     Maddox, Garipov, Izmailov, Vetrov & Wilson, "A Simple Baseline for Bayesian Uncertainty in
     Deep Learning", NeurIPS 2019, arXiv:1902.02476 (Algorithm 1; code
@@ -34,11 +44,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import math
+from typing import ClassVar
 
 import torch
 from torch import Tensor
 from torch.func import functional_call, vmap
 
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
@@ -64,6 +76,15 @@ class SWAGConfig(MLEConfig):
     var_clamp: float = 1e-30  # floor of the diagonal variance (code SWAG(var_clamp=1e-30))
     # The last epoch carries the collected moments; best_val would restore an earlier epoch's.
     selection: str = "last"
+    # "first": the first layer samples its outputs (exact per example; robustbnn.models.swag);
+    # "none": every sample draws a whole weight vector, shared by the batch.
+    local_reparam: str = "first"
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "swa_start": Range(0, 1, high_open=True), "max_num_models": POSITIVE_INT,
+        "scale": NON_NEGATIVE, "var_clamp": NON_NEGATIVE,
+        "local_reparam": OneOf(("first", "none")),
+    }
 
 
 class SWAG(BayesianModule):
@@ -79,11 +100,16 @@ class SWAG(BayesianModule):
         rank: K, the number of deviation columns kept.
         scale: Covariance scale of the samples.
         var_clamp: Floor of the diagonal variance.
+        local_reparam: ``"first"`` (the first layer samples its outputs) or ``"none"``.
     """
 
     def __init__(self, net: torch.nn.Module, *, start_epoch: int, rank: int, scale: float,
-                 var_clamp: float) -> None:
+                 var_clamp: float, local_reparam: str = "first") -> None:
         super().__init__()
+        if local_reparam not in ("first", "none"):
+            raise ConfigError(f"swag: unknown local_reparam {local_reparam!r}; known: "
+                              "['first', 'none'] (set it with --set swag.local_reparam=none)")
+        self.local_reparam = local_reparam
         self.net = net
         self.num_classes = net.num_classes
         self.start_epoch, self.rank = start_epoch, rank
@@ -163,16 +189,19 @@ class SWAG(BayesianModule):
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
-        """Logits of ``n_samples`` weight draws, each shared by the batch, shape (S, B, C).
+        """Logits of ``n_samples`` posterior samples, shape (S, B, C).
 
-        The weights are drawn ``WEIGHT_FLOATS // P`` samples at a time (as
-        :meth:`sample_weights` of each block's size, in turn: the draws do not depend on the
-        batch), and each block runs through the net in the cache-sized pieces of
-        :func:`~robustbnn.models._blocks.sample_blocks`.
+        With ``local_reparam="first"`` (MLP arch) see :meth:`_local_logits`. Otherwise each
+        sample is a weight draw shared by the batch: the weights are drawn
+        ``WEIGHT_FLOATS // P`` samples at a time (as :meth:`sample_weights` of each block's
+        size, in turn: the draws do not depend on the batch), and each block runs through
+        the net in the cache-sized pieces of :func:`~robustbnn.models._blocks.sample_blocks`.
         """
         if int(self.n_collected) == 0:
             logits = self(x)
             return logits.expand(n_samples, *logits.shape)
+        if self.local_reparam == "first" and self.net.features is None:
+            return self._local_logits(x, n_samples, generator)
         moments = self._moments()
         per_draw = max(1, WEIGHT_FLOATS // self.swa_mean.numel())
         width = max(p.shape[0] for p in self.net.parameters())
@@ -182,6 +211,69 @@ class SWAG(BayesianModule):
             sizes = sample_blocks(flat.shape[0], x.shape[0], width, x.device)
             out += [self._logits(x, part) for part in flat.split(sizes)]
         return out[0] if len(out) == 1 else torch.cat(out)
+
+    def _local_logits(self, x: Tensor, n_samples: int,
+                      generator: torch.Generator | None) -> Tensor:
+        """Logits with the first layer's outputs sampled, shape (S, B, C).
+
+        Per block of samples the draws are, in turn: ε (s, B, H₁), the first layer's diagonal
+        noise per example; z₁ (s, P − P₁) of the later layers; z₂ (s, k). The first layer's
+        low-rank part is z₂ D̂₁x from the k products D̂₁x, shared by all samples when S ≥ k
+        (else each sample's D̂₁z₂ is formed, as cheaper).
+        """
+        std, dev, alpha = self._moments()
+        first = self.net.layers[0]
+        n_out, n_in = first.weight.shape
+        p1 = n_out * n_in + n_out  # the first layer's weight, then its bias
+        if self._numels[:2] != [n_out * n_in, n_out]:  # a layer without bias: not this net
+            raise RuntimeError("swag: the first two parameters are not the first layer's")
+        h0 = x.flatten(1)  # (B, in), shared by every sample
+        n_w = n_out * n_in
+        w_mean, b_mean = self.swa_mean[:n_w].view(n_out, n_in), self.swa_mean[n_w:p1]
+        w_sd, b_sd = std[:n_w].view(n_out, n_in), std[n_w:p1]
+        mean1 = torch.addmm(b_mean, h0, w_mean.t())  # (B, H1)
+        # The diagonal part's variance, floored so the square root keeps a finite gradient.
+        sd1 = torch.addmm(b_sd.square(), h0.square(), w_sd.square().t()).clamp_min(1e-30).sqrt()
+        k = dev.shape[0]
+        shared = None
+        if alpha and n_samples >= k:  # D̂₁x for each stored deviation: (k, B, H1)
+            dw = dev[:, :n_w].reshape(k, n_out, n_in)
+            shared = torch.matmul(h0, dw.transpose(1, 2)) + dev[:, None, n_w:p1]
+        rest_mean, rest_sd, rest_dev = self.swa_mean[p1:], std[p1:], dev[:, p1:]
+        per_draw = max(1, WEIGHT_FLOATS // max(1, rest_mean.numel()))
+        out = []
+        for start in range(0, n_samples, per_draw):
+            s = min(per_draw, n_samples - start)
+            eps = torch.randn(s, *mean1.shape, generator=generator, device=x.device,
+                              dtype=mean1.dtype)
+            h1 = torch.addcmul(mean1, sd1, eps)  # (s, B, H1)
+            z1 = torch.randn(s, rest_mean.numel(), generator=generator, device=x.device,
+                             dtype=rest_mean.dtype)
+            theta = torch.addcmul(rest_mean, z1, rest_sd, out=z1)  # (s, P - P1)
+            if alpha:
+                z2 = torch.randn(s, k, generator=generator, device=x.device, dtype=dev.dtype)
+                theta.addmm_(z2, rest_dev, alpha=alpha)
+                if shared is not None:
+                    h1 = h1 + alpha * (z2 @ shared.flatten(1)).view(s, *mean1.shape)
+                else:
+                    low = alpha * (z2 @ dev[:, :p1])  # (s, P1)
+                    w1 = low[:, :n_w].view(s, n_out, n_in)
+                    h1 = h1 + torch.matmul(h0, w1.transpose(1, 2)) + low[:, None, n_w:]
+            out.append(self._tail(self.net.act(h1), theta))
+        return out[0] if len(out) == 1 else torch.cat(out)
+
+    def _tail(self, h: Tensor, theta: Tensor) -> Tensor:
+        """Layers 2... of the net for activations h (s, B, H1) and their flat weights theta
+        (s, P − P1), one weight set per sample, shape (s, B, C)."""
+        parts = theta.split(self._numels[2:], dim=1)
+        last = len(self.net.layers) - 2
+        for i in range(last + 1):
+            w = parts[2 * i].view(-1, *self._shapes[2 + 2 * i])  # (s, out, in)
+            b = parts[2 * i + 1]  # (s, out)
+            h = torch.baddbmm(b[:, None, :], h, w.transpose(1, 2))
+            if i < last:
+                h = self.net.act(h)
+        return h
 
     def loss(
         self,
@@ -214,7 +306,8 @@ def build_swag(cfg: SWAGConfig, input_shape: tuple[int, ...], num_classes: int,
     if cfg.max_num_models < 1:
         raise ConfigError(f"swag: max_num_models must be >= 1, got {cfg.max_num_models}")
     return SWAG(build_net(cfg, input_shape, num_classes, generator), start_epoch=start,
-                rank=cfg.max_num_models, scale=cfg.scale, var_clamp=cfg.var_clamp)
+                rank=cfg.max_num_models, scale=cfg.scale, var_clamp=cfg.var_clamp,
+                local_reparam=cfg.local_reparam)
 
 
 MODELS.register(

@@ -7,8 +7,9 @@
 * ``shift_<model>.png``: one model's calibration metrics and mean uncertainty per measure
   against angle, and its accuracy and ECE per corruption.
 * ``reliability.png``: every model's reliability diagram on the clean test set and on MNIST-C
-  pooled over corruptions; ``reliability_<model>.png``: one model's two diagrams with the
-  share of examples per bin.
+  pooled over corruptions (bins with at least 10 examples, averaged over runs);
+  ``reliability_<model>.png``: one model's two diagrams, every non-empty bin, with the share
+  of examples per bin.
 
 Every model keeps one colour-and-marker pair in every figure
 (:func:`robustbnn.report.styles.model_styles`); means over runs.
@@ -151,8 +152,11 @@ def reliability_frame(results: pd.DataFrame) -> pd.DataFrame:
     return table.reindex(columns=[n.COUNT, n.CONFIDENCE, n.ACCURACY]).reset_index()
 
 
-def _diagram(ax: plt.Axes, bins: pd.DataFrame, **style: object) -> None:
-    filled = bins[bins[n.COUNT] > 0].sort_values(n.BIN)
+OVERVIEW_MIN_COUNT = 10  # the all-model diagram leaves out bins this sparse (pure noise)
+
+
+def _diagram(ax: plt.Axes, bins: pd.DataFrame, min_count: float = 1, **style: object) -> None:
+    filled = bins[bins[n.COUNT] >= min_count].sort_values(n.BIN)
     ax.plot(filled[n.CONFIDENCE], filled[n.ACCURACY], **style)
 
 
@@ -177,8 +181,8 @@ def reliability_overview(results: pd.DataFrame, path: Path) -> Path | None:
     fig, axes = plt.subplots(1, len(shifts), figsize=(6 * len(shifts), 5.6), squeeze=False)
     for ax, shift in zip(axes[0], shifts, strict=True):
         for model, bins in table[table[n.SHIFT] == shift].groupby("model", sort=False):
-            _diagram(ax, bins, ms=4, lw=1, label=model, **styles[model])
-        _square(ax, f"Reliability: {LABELS[shift]}")
+            _diagram(ax, bins, OVERVIEW_MIN_COUNT, ms=4, lw=1, label=model, **styles[model])
+        _square(ax, f"Reliability: {LABELS[shift]}\n(bins with ≥ {OVERVIEW_MIN_COUNT} examples)")
     axes[0][-1].legend(fontsize=6, ncol=2, loc="upper left")
     fig.tight_layout()
     return save_figure(fig, path)

@@ -169,7 +169,7 @@ ELSEWHERE = {"laplace": "tests/models/test_laplace.py::"
              "deep_ensemble": "tests/models/test_deep_ensemble.py::"
                               "test_predictive_at_s_equal_m_is_the_exact_ensemble_average",
              "swag": "tests/models/test_swag.py::"
-                     "test_sample_logits_is_the_mlp_at_sampled_weights"}
+                     "test_first_layer_output_sampling_has_the_weight_sampling_law"}
 
 
 def test_every_stochastic_model_has_a_case() -> None:

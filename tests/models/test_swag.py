@@ -131,8 +131,15 @@ def test_low_rank_part_spans_the_collected_deviations(rank: int, want: int) -> N
     assert residual.abs().max() < 1e-4 * centred.abs().max()
 
 
+def _weight_sampler(model: SWAG) -> SWAG:
+    """A copy of ``model`` that draws whole weight vectors (``local_reparam="none"``)."""
+    ref = copy.deepcopy(model)
+    ref.local_reparam = "none"
+    return ref
+
+
 def test_sample_logits_is_the_mlp_at_sampled_weights(trained) -> None:
-    model, _, _ = trained
+    model = _weight_sampler(trained[0])
     x = torch.rand(B, *SHAPE)
     out = model.sample_logits(x, S, generator=_gen(4))
     draws = model.sample_weights(S, generator=_gen(4))
@@ -162,7 +169,7 @@ def test_samples_vary_reproduce_and_leave_the_state_alone(trained) -> None:
 def test_samples_are_drawn_block_by_block(trained, monkeypatch) -> None:
     import robustbnn.models.swag as swag
 
-    model, _, _ = trained
+    model = _weight_sampler(trained[0])
     x = torch.rand(B, *SHAPE)
     monkeypatch.setattr(swag, "WEIGHT_FLOATS", model.swa_mean.numel() * 3)  # blocks of 3
     out = model.sample_logits(x, 8, generator=_gen(7))
@@ -172,6 +179,36 @@ def test_samples_are_drawn_block_by_block(trained, monkeypatch) -> None:
     for s in range(8):
         vector_to_parameters(draws[s], net.parameters())
         torch.testing.assert_close(out[s], net.sample_logits(x, 1)[0])
+
+
+@pytest.mark.parametrize("n_samples", [4000, 2])  # S >= k shares D̂₁x; S < k forms D̂₁z₂
+def test_first_layer_output_sampling_has_the_weight_sampling_law(trained,
+                                                                   n_samples: int) -> None:
+    from tests.models.test_fast_sampling import assert_same_distribution
+
+    model, _, _ = trained
+    assert model.local_reparam == "first" and model.rank == 4
+    x = torch.rand(3, *SHAPE, generator=_gen(1))
+    with torch.no_grad():
+        ref = _weight_sampler(model).sample_logits(x, 4000, generator=_gen(3))
+        fast = torch.cat([model.sample_logits(x, n_samples, generator=_gen(10 + i))
+                          for i in range(4000 // n_samples)])
+    assert fast.shape == ref.shape == (4000, 3, C)
+    assert fast.double().var(0).min() > 1e-4, "the test needs visible posterior noise"
+    assert_same_distribution(fast, ref)
+
+
+def test_the_check_catches_first_layer_sampling_without_its_low_rank_part(trained) -> None:
+    from tests.models.test_fast_sampling import assert_same_distribution
+
+    model = copy.deepcopy(trained[0])
+    x = torch.rand(3, *SHAPE, generator=_gen(1))
+    with torch.no_grad():
+        ref = _weight_sampler(model).sample_logits(x, 4000, generator=_gen(3))
+        model.deviations[:, : model._numels[0] + model._numels[1]] = 0  # drop D̂₁ only
+        broken = model.sample_logits(x, 4000, generator=_gen(4))
+    with pytest.raises(AssertionError, match="variance ratios|standard errors"):
+        assert_same_distribution(broken, ref)
 
 
 def test_before_any_collection_samples_are_the_current_weights() -> None:

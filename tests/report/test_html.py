@@ -132,7 +132,8 @@ def test_chromium_shows_the_default_leaderboard_with_its_headline_figures(browse
     images = browser.find_elements("css selector", ".figures img")
     assert [i.get_attribute("alt") for i in images] == [
         "figures/fgsm_accuracy.png", "figures/budget_accuracy.png",
-        "figures/detection_aware.png", "figures/ood_roc.png"]
+        "figures/detection_aware.png", "figures/ood_roc.png", "figures/shift_rotation.png",
+        "figures/reliability.png"]
     widths = browser.execute_script(
         "return Array.from(document.querySelectorAll('.figures img'), i => i.naturalWidth)")
     assert all(w > 0 for w in widths)  # every headline figure decodes
