@@ -7,7 +7,7 @@ laplace-torch evaluate (for the dropout family also the loop over the equivalent
 ``nn.Dropout`` MLP in train mode, torch-uncertainty's MC-dropout wrapper); ours is
 :func:`robustbnn.predict.sample_probs`, the harness's chunked path. Both return the (S, N, C)
 probabilities. Models are untrained: the cost of a forward pass does not depend on the
-weights' values.
+weights' values (SWAG gets K perturbed snapshots, so that it samples at all).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ STOCHASTIC = tuple(n for n in MODELS.names() if MODELS.get(n).stochastic)
 DROPOUT_FAMILY = ("mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
 # The non-default samplers, for the record (defaults: bbb "first", mvn "all").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),
-            ("mvn", "local_reparam", "none")]
+            ("mvn", "local_reparam", "none"), ("swag", "local_reparam", "none")]
 
 
 def build(name: str, device: torch.device, **changes: object) -> nn.Module:
@@ -38,7 +38,20 @@ def build(name: str, device: torch.device, **changes: object) -> nn.Module:
     if name not in OWN_NETS and "hidden" in {f.name for f in dataclasses.fields(spec.config)}:
         changes = {"hidden": (400, 400), **changes}
     cfg = dataclasses.replace(spec.config(), **changes)
-    return spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0)).to(device)
+    model = spec.build(cfg, (1, 28, 28), 10, torch.Generator().manual_seed(0)).to(device)
+    if name == "swag":  # untrained SWAG has no moments (its samples would be one network)
+        _fill_swag_moments(model)
+    return model
+
+
+def _fill_swag_moments(model: nn.Module) -> None:
+    """Collect K = ``model.rank`` snapshots of randomly perturbed weights (the full rank)."""
+    gen = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for _ in range(model.rank):
+            for p in model.net.parameters():
+                p.add_(0.01 * torch.randn(p.shape, generator=gen).to(p.device))
+            model.collect()
 
 
 @pytest.fixture(scope="module")
