@@ -1,4 +1,4 @@
-"""robustbnn: adversarial robustness and OOD uncertainty benchmarks for Bayesian neural networks."""
+"""robustbnn: adversarial robustness and OOD uncertainty benchmarks for Bayesian neural nets."""
 
 from __future__ import annotations
 

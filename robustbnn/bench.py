@@ -22,6 +22,7 @@ import torch
 
 from robustbnn import __version__
 from robustbnn.config import parse_set
+from robustbnn.data import DATASETS
 from robustbnn.data.heldout import heldout_name
 from robustbnn.data.ood_sets import check_preprocessing
 from robustbnn.errors import ConfigError
@@ -33,14 +34,15 @@ from robustbnn.report.store import remove_stale_temps, write_json, write_results
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
 from robustbnn.run.executors import make_executor
-from robustbnn.run.plan import Plan, build_plan, format_plan
+from robustbnn.run.plan import Plan, build_plan, check_names, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
+from robustbnn.run.tasks._faults import FAULT_ARRAY
 from robustbnn.run.tasks.train import fit_or_load, model_config
 from robustbnn.suites import BenchConfig
 
-__all__ = ["BenchOptions", "BenchOutcome", "check_overrides", "fit_or_load", "make_generator",
-           "model_config", "prepare_data", "resolve_models", "run_bench"]
+__all__ = ["BenchOptions", "BenchOutcome", "check_bench", "check_overrides", "fit_or_load",
+           "make_generator", "model_config", "prepare_data", "resolve_models", "run_bench"]
 
 log = logging.getLogger(__name__)
 
@@ -104,15 +106,48 @@ def resolve_models(cfg: BenchConfig) -> BenchConfig:
 
 
 def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
-    """Every ``--set`` owner must be a registered model, and one of the run's for user sets."""
+    """Every ``--set`` owner must be a registered model, and one of the run's for user sets;
+    a ``*.field`` must name a field of at least one of the run's models (a typo would
+    otherwise change nothing)."""
     for owner, _, _ in parse_set(list(cfg.overrides)):
         if owner != "*":
             MODELS.get(owner)  # unknown name -> error listing the known ones
-    for owner, _, _ in parse_set(list(user)):
+    for owner, field, _ in parse_set(list(user)):
         if owner != "*" and owner not in cfg.models:
             MODELS.get(owner)  # unknown name -> error listing the known ones
             raise ConfigError(f"--set {owner}.…: model {owner!r} is not in this run's models "
                               f"{list(cfg.models)}; add it with --models")
+        if owner == "*":
+            known = {f.name for m in cfg.models for f in dataclasses.fields(MODELS.get(m).config)}
+            if field not in known:
+                raise ConfigError(f"--set *.{field}: no model of this run has a setting "
+                                  f"{field!r}; known: {sorted(known)}")
+
+
+def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
+    """Check every value of a run before any work: the config's types and ranges, every name
+    (models, dataset, attacks, OOD sets, measures), the ``--set`` overrides and every model
+    config they give (types and ranges).
+
+    Args:
+        cfg: The run's config (no models = every registered one).
+        user: The ``--set`` items given on the command line.
+
+    Returns:
+        The config with its models resolved.
+
+    Raises:
+        ConfigError: A value of the wrong type or out of range, or a malformed ``--set``.
+        UnknownNameError: An unknown model, dataset, attack, OOD set or measure.
+    """
+    cfg = resolve_models(cfg).check()
+    check_overrides(cfg, user)
+    check_names(RunSpec(cfg=cfg, data_root=None, download=False, device="cpu", cache_dir=""))
+    check_preprocessing(cfg.ood_preprocessing)
+    DATASETS.get(cfg.dataset)
+    for name in dict.fromkeys((*cfg.models, *cfg.heldout_models)):
+        model_config(name, cfg.overrides, cfg.shrink)
+    return cfg
 
 
 def git_sha() -> str | None:
@@ -144,8 +179,7 @@ def make_spec(cfg: BenchConfig, opts: BenchOptions) -> RunSpec:
 
 def plan_bench(cfg: BenchConfig, opts: BenchOptions) -> tuple[Plan, CellStore]:
     """Resolve the config and build its plan (loads the training data, trains nothing)."""
-    cfg = resolve_models(cfg)
-    check_preprocessing(cfg.ood_preprocessing)
+    cfg = check_bench(cfg)
     return build_plan(make_spec(cfg, opts)), CellStore(Path(opts.out_dir))
 
 
@@ -202,13 +236,15 @@ def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
         rows += [Result.from_json(r) for r in payload["rows"]]
         if not opts.save_scores:
             continue
+        arrays = store.arrays(cell.id) if cell.task in ("clean", "ood", "heldout") else {}
+        if FAULT_ARRAY in arrays:  # a numerical_fault flag: no scores to write
+            continue
         if cell.task == "clean":
-            clean[cell.model] = store.arrays(cell.id)
+            clean[cell.model] = arrays
         elif cell.task == "ood" and cell.model in clean:
             write_scores(opts.out_dir, cell.model, cell.params["set"], clean[cell.model],
-                         store.arrays(cell.id))
+                         arrays)
         elif cell.task == "heldout":
-            arrays = store.arrays(cell.id)
             split = {side: {k.split("/", 1)[1]: v for k, v in arrays.items()
                             if k.startswith(f"{side}/")} for side in ("in", "out")}
             write_scores(opts.out_dir, cell.model, heldout_name(cell.params["k"]),

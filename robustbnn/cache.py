@@ -37,8 +37,8 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
+from robustbnn._atomic import umask_mode
 from robustbnn.errors import CacheMismatchError
-from robustbnn.report.store import umask_mode
 
 log = logging.getLogger(__name__)
 
@@ -249,7 +249,7 @@ def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str
             raise _Damaged(f"{filename} cannot be read ({raw.strerror or raw})")
     try:
         config = json.loads(raw_config)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # RecursionError: absurdly deep nesting
         raise _Damaged(f"{CONFIG} is not valid JSON ({err})") from None
     if not isinstance(config, dict):
         raise _Damaged(f"{CONFIG} holds a JSON {type(config).__name__}, not an object")

@@ -20,7 +20,8 @@ import numpy as np
 import torch
 
 from robustbnn import __version__
-from robustbnn.errors import ConfigError, DeviceError, UserError
+from robustbnn.errors import ConfigError, DeviceError, PluginError, UserError
+from robustbnn.folders import check_readable, check_writable
 
 log = logging.getLogger("robustbnn")
 
@@ -48,8 +49,10 @@ def load_plugins(modules: list[str]) -> None:
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             ep.load()
-        except Exception as err:  # a broken third-party plug-in must not break the tool
-            log.warning("could not load model plug-in %s (%s): %s", ep.name, ep.value, err)
+        except Exception as err:  # noqa: BLE001 - a broken third-party plug-in must not break the tool
+            log.warning("could not load model plug-in entry point %s (%s): %s: %s; its models "
+                        "are not registered", ep.name, ep.value, type(err).__name__,
+                        _one_line(err))
     if modules and "" not in sys.path and os.getcwd() not in sys.path:
         # As `python -m` does (appended, so installed packages come first): a plug-in module
         # in the folder robustbnn runs from, such as the repository's examples/, imports.
@@ -58,8 +61,17 @@ def load_plugins(modules: list[str]) -> None:
         try:
             importlib.import_module(module)
         except ImportError as err:
-            raise UserError(f"--plugin {module}: cannot import it ({err}); check the module "
-                            "name and that its package is installed") from None
+            raise PluginError(f"--plugin {module}: cannot import it ({_one_line(err)}); check "
+                              "the module name and that its package is installed") from None
+        except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
+            raise PluginError(f"--plugin {module}: importing it raised {type(err).__name__}: "
+                              f"{_one_line(err)}; fix the module (--debug shows the traceback)"
+                              ) from err
+
+
+def _one_line(err: BaseException) -> str:
+    """An exception's message on one line."""
+    return " ".join(str(err).split()) or type(err).__name__
 
 
 def _split_names(text: str) -> tuple[str, ...]:
@@ -299,18 +311,10 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    from robustbnn.bench import (
-        check_overrides,
-        model_config,
-        print_plan,
-        resolve_models,
-        run_bench,
-    )
-    from robustbnn.data import DATASETS
+    from robustbnn.bench import check_bench, model_config, print_plan, run_bench
 
-    cfg = resolve_models(_bench_config(args))
-    check_overrides(cfg, tuple(args.overrides))
-    DATASETS.get(cfg.dataset)
+    cfg = check_bench(_bench_config(args), tuple(args.overrides))
+    _data_root(args)
     if args.print_config:
         payload = {"suite": args.suite, **dataclasses.asdict(cfg),
                    "model_configs": {
@@ -325,11 +329,19 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     if args.plan:
         sys.stdout.write(print_plan(cfg, opts))
         return 0
+    _check_outputs(args, args.out)
     outcome = run_bench(cfg, opts)
     report = outcome.report
     if not args.quiet:
         sys.stderr.write(f"cells: {len(report.reused)} reused, {len(report.ran)} run, "
                          f"{len(report.failed)} failed, {len(report.skipped)} skipped\n")
+    faults = [r for r in outcome.rows if r.task == "numerical_fault"]
+    if faults:
+        where = ", ".join(dict.fromkeys(f"{r.model} {r.setting.get('in_task', '?')}"
+                                        for r in faults))
+        sys.stderr.write(f"robustbnn: warning: {len(faults)} cell(s) met NaN or inf logits "
+                         f"({where}); their rows are replaced by numerical_fault flags (the "
+                         "leaderboard's 'numerical faults' column), the other cells are kept\n")
     if report.failed or report.skipped:
         sys.stderr.write(_failure_summary(outcome, args.out))
         return 1
@@ -342,16 +354,39 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
 def _bench_options(args: argparse.Namespace, argv: list[str], out: Path, suite: str):  # noqa: ANN202
     from robustbnn.bench import BenchOptions
     from robustbnn.cache import resolve_cache_dir
-    from robustbnn.data import resolve_data_root
 
     return BenchOptions(
         out_dir=out, suite=suite, device=resolve_device(args.device),
-        data_root=resolve_data_root(args.data_root),
+        data_root=_data_root(args),
         cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
         download=args.download, progress=not args.quiet and sys.stderr.isatty(),
         save_scores=getattr(args, "save_scores", True), executor=args.executor, jobs=args.jobs,
         threads=args.threads, retries=args.retries, ray_address=args.ray_address,
         plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+
+
+def _data_root(args: argparse.Namespace) -> Path:
+    """The data root; one given by ``--data-root`` or ``$ROBUSTBNN_DATA`` must be readable."""
+    from robustbnn.data import resolve_data_root
+    from robustbnn.data.root import ENV_VAR
+
+    if args.data_root:
+        check_readable(args.data_root, "--data-root")
+    elif os.environ.get(ENV_VAR):
+        check_readable(os.environ[ENV_VAR], f"${ENV_VAR}")
+    return resolve_data_root(args.data_root)
+
+
+def _check_outputs(args: argparse.Namespace, *outs: Path) -> None:
+    """Every folder the command writes (``outs`` and the model cache) is writable, before
+    any work starts."""
+    from robustbnn.cache import resolve_cache_dir
+
+    for out in outs:
+        check_writable(out, "--out")
+    if getattr(args, "cache", False):
+        flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
+        check_writable(resolve_cache_dir(args.cache_dir), flag)
 
 
 def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
@@ -380,6 +415,7 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
     if args.plan:
         sys.stdout.write(plan_text(exp, opts))
         return 0
+    _check_outputs(args, args.out, opts.runs_dir)
     path, failures = reproduce(exp, opts)
     for line in failures:
         sys.stderr.write(f"robustbnn: error: {line}; rerunning the same command retries "
@@ -425,6 +461,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if args.check is not None and out.resolve() == args.check.resolve():
         raise ConfigError(f"--check {args.check}: that is the output folder itself; render "
                           "into another folder (--out) to compare against it")
+    check_writable(out, "--out")
     render(args.run_dirs, out, sort=args.sort, figures=args.figures)
     _summary(args, args.run_dirs, f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")
     if args.check is not None:
@@ -466,9 +503,9 @@ def _cmd_models(args: argparse.Namespace) -> int:
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
-    from robustbnn.data import DATASETS, OOD_DATASETS, resolve_data_root
+    from robustbnn.data import DATASETS, OOD_DATASETS
 
-    root = resolve_data_root(args.data_root)
+    root = _data_root(args)
     sys.stdout.write(f"# data root: {root}\n# training sets (--dataset)\n")
     for name in DATASETS.names():
         spec = DATASETS.get(name)
@@ -483,7 +520,13 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the exit code (0 ok, 1 user error, 130 interrupted)."""
+    """Run the command line; return the exit code.
+
+    0: done; 1: a failure while working (a failed cell or contract clause, diverged training,
+    missing data, a regression beyond tolerance, an OS error); 2: a bad input value (a flag,
+    a setting, a name, a path), refused before any work as argparse refuses its usage
+    errors; 130: interrupted. Errors are one line, with a traceback only under ``--debug``.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
@@ -501,10 +544,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "models":
             return _cmd_models(args)
         return _cmd_datasets(args)
-    except (UserError, ConfigError) as err:
+    except UserError as err:
         if args.debug:
             raise
-        sys.stderr.write(f"robustbnn: error: {err}\n")
+        sys.stderr.write(f"robustbnn: error: {_one_line(err)}\n")
+        return err.exit_code
+    except OSError as err:  # a full disk, a folder removed or made read-only mid-run
+        if args.debug:
+            raise
+        where = f": {err.filename}" if err.filename else ""
+        sys.stderr.write(f"robustbnn: error: {err.strerror or _one_line(err)}{where}; check "
+                         "the path, its permissions and the free space (--debug shows the "
+                         "traceback)\n")
         return 1
     except KeyboardInterrupt:
         sys.stderr.write("robustbnn: interrupted; every finished cell is kept, so rerunning "

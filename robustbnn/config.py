@@ -1,4 +1,11 @@
-"""Frozen configuration dataclasses and the typed ``--set name.field=value`` override."""
+"""Frozen configuration dataclasses and the typed, range-checked ``--set name.field=value``.
+
+A config dataclass states the allowed values of its fields in a ``ranges`` class attribute
+(``ClassVar[dict[str, Range | OneOf]]``, merged along the class hierarchy, so a model config
+inherits :class:`TrainConfig`'s). :func:`replace_checked` checks a value's type and range,
+and :func:`check_config` every field of a finished config, so ``--set`` values, suites,
+shrink budgets and plug-in defaults are all refused before any training.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +13,72 @@ import ast
 import dataclasses
 import types
 import typing
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from robustbnn.errors import ConfigError
 
 C = TypeVar("C")
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The allowed interval of a number (of every item, for a tuple field).
+
+    Example:
+        >>> str(Range(0, 1, high_open=True)), Range(0, 1, high_open=True).allows(1.0)
+        ('in [0, 1)', False)
+    """
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def allows(self, value: Any) -> bool:
+        """Whether ``value`` (a number, or a tuple of numbers) lies in the interval."""
+        if isinstance(value, tuple):
+            return all(self.allows(v) for v in value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True  # the type check speaks for non-numbers
+        if value != value:  # NaN is in no interval
+            return False
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return self.high is None or (value < self.high if self.high_open else value <= self.high)
+
+    def __str__(self) -> str:
+        low, high = _number(self.low), _number(self.high)
+        if self.high is None:
+            return f"{'>' if self.low_open else '>='} {low}"
+        if self.low is None:
+            return f"{'<' if self.high_open else '<='} {high}"
+        return (f"in {'(' if self.low_open else '['}{low}, {high}"
+                f"{')' if self.high_open else ']'}")
+
+
+def _number(x: float | None) -> str:
+    return str(x) if isinstance(x, int) or x is None else f"{x:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class OneOf:
+    """The allowed values of a string field."""
+
+    choices: tuple[str, ...]
+
+    def allows(self, value: Any) -> bool:
+        """Whether ``value`` is one of the choices."""
+        return value in self.choices
+
+    def __str__(self) -> str:
+        return f"one of {list(self.choices)}"
+
+
+POSITIVE_INT = Range(1)  # counts: epochs, batch sizes, samples, units
+NON_NEGATIVE = Range(0)
+POSITIVE = Range(0, low_open=True)
+PROBABILITY = Range(0, 1)
+DROP_RATE = Range(0, 1, high_open=True)  # a dropout rate of 1 drops every unit
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,16 +103,67 @@ class TrainConfig:
     lr_decay: float = 1.0  # lr falls by this factor over training, lr0·decay^(−e/(E−1));
     # 1 = constant (paper default); 10 = the BHN code's optional ``lr0·10^(−e/(E−1))`` [CODE]
 
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "epochs": POSITIVE_INT, "batch_size": POSITIVE_INT, "lr": POSITIVE,
+        "optimizer": OneOf(("adam", "sgd")), "weight_decay": NON_NEGATIVE,
+        "grad_clip_norm": NON_NEGATIVE, "grad_clip_value": NON_NEGATIVE,
+        "val_samples": POSITIVE_INT, "selection": OneOf(("best_val", "last")),
+        "lr_decay": POSITIVE,
+    }
 
-def _coerce(value: Any, annotation: Any, where: str) -> Any:
-    """Check ``value`` against a dataclass field annotation; allow int -> float and list -> tuple."""
+
+def field_ranges(cls: type) -> dict[str, Range | OneOf]:
+    """The ``ranges`` of a config class and its bases (a subclass's entry wins)."""
+    out: dict[str, Range | OneOf] = {}
+    for klass in reversed(cls.__mro__):
+        out.update(vars(klass).get("ranges", {}))
+    return out
+
+
+def _check_range(cls: type, field: str, value: Any, owner: str) -> None:
+    """Raise :class:`ConfigError` naming owner, field, value and range when out of range."""
+    allowed = field_ranges(cls).get(field)
+    if allowed is not None and not allowed.allows(value):
+        raise ConfigError(f"{owner}.{field}={value!r} is out of range: {field} must be "
+                          f"{allowed}{' (each item)' if isinstance(value, tuple) else ''}; "
+                          f"set another value with --set {owner.split()[0]}.{field}=...")
+
+
+def check_config(cfg: Any, *, owner: str) -> Any:
+    """Check every field of the config dataclass ``cfg`` against its ``ranges``.
+
+    Args:
+        cfg: A config dataclass instance (a model's, after shrink and overrides).
+        owner: The name shown in errors (the model's registry name).
+
+    Returns:
+        ``cfg`` unchanged.
+
+    Raises:
+        ConfigError: Naming the model, the field, the value and the allowed range.
+
+    Example:
+        >>> check_config(TrainConfig(), owner="mlp").epochs
+        50
+    """
+    for f in dataclasses.fields(cfg):
+        _check_range(type(cfg), f.name, getattr(cfg, f.name), owner)
+    return cfg
+
+
+def check_type(value: Any, annotation: Any, where: str) -> Any:
+    """Check ``value`` against a field annotation; allow int -> float and list -> tuple.
+
+    Raises:
+        ConfigError: Naming ``where``, the expected type and the value.
+    """
     origin = typing.get_origin(annotation)
     if annotation is Any:
         return value
     if origin in (typing.Union, types.UnionType):
         for arm in typing.get_args(annotation):
             try:
-                return _coerce(value, arm, where)
+                return check_type(value, arm, where)
             except ConfigError:
                 continue
         raise ConfigError(f"{where}: {value!r} does not match type {annotation}")
@@ -56,8 +175,12 @@ def _coerce(value: Any, annotation: Any, where: str) -> Any:
         if not isinstance(value, (tuple, list)):
             raise ConfigError(f"{where}: expected a tuple like (400, 400), got {value!r}")
         args = typing.get_args(annotation)
+        if args and args[-1] is not Ellipsis:  # a fixed-length tuple such as tuple[str, int]
+            if len(value) != len(args):
+                raise ConfigError(f"{where}: expected {len(args)} items, got {value!r}")
+            return tuple(check_type(v, a, where) for v, a in zip(value, args, strict=True))
         item = args[0] if args else Any
-        return tuple(_coerce(v, item, where) for v in value)
+        return tuple(check_type(v, item, where) for v in value)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if annotation is bool and not isinstance(value, bool):
@@ -79,7 +202,8 @@ def override(cfg: C, field: str, text: str, *, owner: str) -> C:
         owner: The name shown in errors (e.g. the model name).
 
     Raises:
-        ConfigError: Unknown field (lists the known ones) or a value of the wrong type.
+        ConfigError: Unknown field (lists the known ones), a value of the wrong type, or one
+            outside the field's range.
 
     Example:
         >>> override(TrainConfig(), "epochs", "3", owner="mlp").epochs
@@ -96,13 +220,19 @@ def replace_checked(cfg: C, field: str, value: Any, *, owner: str) -> C:
     """Return ``cfg`` with ``field`` set to ``value``, type-checked as :func:`override` does.
 
     Raises:
-        ConfigError: Unknown field (lists the known ones) or a value of the wrong type.
+        ConfigError: Unknown field (lists the known ones), a value of the wrong type, or one
+            outside the field's range (:func:`check_config`).
     """
     fields = {f.name for f in dataclasses.fields(cfg)}  # type: ignore[arg-type]
     if field not in fields:
         raise ConfigError(f"{owner} has no setting {field!r}; known: {sorted(fields)}")
     hints = typing.get_type_hints(type(cfg))
-    value = _coerce(value, hints[field], f"{owner}.{field}")
+    try:
+        value = check_type(value, hints[field], f"{owner}.{field}")
+    except ConfigError as err:
+        raise ConfigError(f"{err}; give a value of its type, like the current "
+                          f"{getattr(cfg, field)!r}") from None
+    _check_range(type(cfg), field, value, owner)
     return dataclasses.replace(cfg, **{field: value})  # type: ignore[type-var]
 
 

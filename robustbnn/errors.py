@@ -1,4 +1,9 @@
-"""Errors a user can act on. The CLI prints them as one line (no traceback unless --debug)."""
+"""Errors a user can act on. The CLI prints them as one line (no traceback unless --debug).
+
+Each class carries the exit code the CLI returns for it: 2 for a bad input value (a flag, a
+setting, a name, a path), as argparse does for its usage errors, and 1 for a failure while the
+work runs (diverged training, a broken model, missing data, a regression beyond tolerance).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,16 @@ from __future__ import annotations
 class UserError(Exception):
     """An error caused by input the user controls; its message names the fix."""
 
+    exit_code = 1
 
-class UnknownNameError(UserError, KeyError):
+
+class BadValueError(UserError):
+    """A bad input value, refused before any work starts (exit code 2, as argparse's)."""
+
+    exit_code = 2
+
+
+class UnknownNameError(BadValueError, KeyError):
     """An unknown registry name; the message lists the known names."""
 
     def __init__(self, kind: str, name: str, known: list[str]) -> None:
@@ -22,12 +35,20 @@ class DataError(UserError):
     """Missing, truncated or corrupt data, or a checksum mismatch."""
 
 
-class DeviceError(UserError):
+class DeviceError(BadValueError):
     """A requested device that this machine does not have."""
 
 
-class ConfigError(UserError):
+class ConfigError(BadValueError):
     """A bad configuration value or override."""
+
+
+class PluginError(BadValueError):
+    """A plug-in module or entry point that cannot be imported."""
+
+
+class PathError(BadValueError):
+    """An output folder that cannot be written, or a data folder that cannot be read."""
 
 
 class TrainingDivergedError(UserError):
@@ -36,6 +57,19 @@ class TrainingDivergedError(UserError):
 
 class ModelContractError(UserError, ValueError):
     """A model's ``sample_logits`` broke the contract (shape, dtype, NaN/inf)."""
+
+
+class NumericalFaultError(ModelContractError):
+    """NaN or inf logits during evaluation; the cell records a flag row instead of numbers.
+
+    Attributes:
+        model: The model's registry name.
+        count: How many logits were NaN or inf.
+    """
+
+    def __init__(self, message: str, *, model: str, count: int) -> None:
+        super().__init__(message)
+        self.model, self.count = model, count
 
 
 class CacheMismatchError(UserError):

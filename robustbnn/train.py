@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 
 from robustbnn.config import TrainConfig
 from robustbnn.data import DataBundle
-from robustbnn.errors import ConfigError, TrainingDivergedError
+from robustbnn.errors import ConfigError, ModelContractError, TrainingDivergedError
 from robustbnn.models.base import BayesianModule
 from robustbnn.predict import sample_probs
 
@@ -78,6 +78,8 @@ def fit(
 
     Raises:
         TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
+        ModelContractError: When ``sample_logits`` breaks the contract's shape or dtype clause
+            (the default loss checks them); names the model and the clause.
     """
     if cfg.selection not in SELECTIONS:
         raise ConfigError(f"{name}: unknown selection {cfg.selection!r}; known: "
@@ -108,8 +110,11 @@ def fit(
         n_batches = -(-n // cfg.batch_size)
         for step, i in enumerate(range(0, n, cfg.batch_size)):
             idx = order[i : i + cfg.batch_size]
-            loss = model.loss(x[idx], y[idx], n_train=n, generator=generator,
-                              batch=(step, n_batches))
+            try:
+                loss = model.loss(x[idx], y[idx], n_train=n, generator=generator,
+                                  batch=(step, n_batches))
+            except ModelContractError as err:  # the default loss checks shape and dtype
+                raise ModelContractError(f"training {name}: {err}") from None
             if not torch.isfinite(loss):
                 raise TrainingDivergedError(
                     f"training {name} diverged: loss is {loss.item()} at epoch {epoch}, "

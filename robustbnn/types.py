@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import Tensor
 
-from robustbnn.errors import ModelContractError
+from robustbnn.errors import ModelContractError, NumericalFaultError
 
 
 @runtime_checkable
@@ -45,8 +45,12 @@ def attack_samples(model: torch.nn.Module, x: Tensor, n_samples: int,
     return sample(x, n_samples, generator=generator)
 
 
-def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int, name: str) -> Tensor:
+def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int, name: str,
+                        *, finite: bool = True, call: str = "sample_logits") -> Tensor:
     """Check a model's ``sample_logits`` output at the harness boundary.
+
+    The harness runs it after every call it makes: evaluation, attacks, OOD scoring, the
+    sanity checks and (shape and dtype only) the default training loss.
 
     Args:
         out: What the model returned.
@@ -54,13 +58,18 @@ def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int
         x: The input batch, shape (B, *).
         num_classes: The model's C.
         name: The model's registry name, for the error message.
+        finite: Also require finite values (training leaves a NaN loss to its own check,
+            which names the epoch and step).
+        call: The method that returned ``out``, for the message.
 
     Returns:
         ``out`` unchanged.
 
     Raises:
-        ModelContractError: A ``ValueError`` naming the model, the expected shape and the
-            shape it got, or the presence of NaN/inf.
+        ModelContractError: A ``ValueError`` naming the model, the clause (shape, dtype), the
+            expected shape and the shape it got.
+        NumericalFaultError: A :class:`ModelContractError` for NaN or inf values; the
+            evaluation cells turn it into a ``numerical_fault`` row.
 
     Example:
         >>> check_sample_logits(torch.zeros(3, 5, 7), 3, torch.zeros(5, 2), 7, "toy").shape
@@ -70,15 +79,29 @@ def check_sample_logits(out: Tensor, n_samples: int, x: Tensor, num_classes: int
     if not isinstance(out, Tensor) or tuple(out.shape) != expected:
         got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
         raise ModelContractError(
-            f"model {name!r}: sample_logits must return shape (S, B, C) = {expected}, got {got}"
-        )
+            f"model {name!r}: clause 'shape' failed: {call} must return (S, B, C) = "
+            f"{expected}, got {got}{_shape_hint(got, expected)}")
     if not out.is_floating_point():
         raise ModelContractError(
-            f"model {name!r}: sample_logits returned dtype {out.dtype}, not float")
-    if not torch.isfinite(out).all():
-        bad = (~torch.isfinite(out)).sum().item()
-        raise ModelContractError(
-            f"model {name!r}: sample_logits returned {bad} NaN or inf values for a batch of "
-            f"{x.shape[0]} inputs in [{x.min().item():.3g}, {x.max().item():.3g}]; fix the "
-            f"model or leave it out with --models (models finished so far are cached)")
+            f"model {name!r}: clause 'dtype' failed: {call} returned {out.dtype}, not a "
+            "floating-point dtype; return float logits (e.g. .float())")
+    if finite and not torch.isfinite(out).all():
+        bad = int((~torch.isfinite(out)).sum().item())
+        raise NumericalFaultError(
+            f"model {name!r}: clause 'finite' failed: {call} returned {bad} NaN or inf "
+            f"values for a batch of {x.shape[0]} inputs in [{x.min().item():.3g}, "
+            f"{x.max().item():.3g}]; fix the model or leave it out with --models",
+            model=name, count=bad)
     return out
+
+
+def _shape_hint(got: object, expected: tuple[int, int, int]) -> str:
+    """Why a shape is wrong, when it is one of the usual mistakes."""
+    s, b, c = expected
+    if got == (b, s, c) and s != b:
+        return " (samples last: put the sample axis first)"
+    if got == (s * b, c):
+        return " (flattened: keep S and B apart)"
+    if isinstance(got, tuple) and len(got) == 2 and 1 in (s, b):
+        return " (an axis of size 1 was squeezed away: keep it)"
+    return ""

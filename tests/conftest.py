@@ -1,9 +1,22 @@
-"""Shared test setup: CPU by default (``--device cuda`` to run on a GPU), seeded RNGs."""
+"""Shared test setup: CPU by default (``--device cuda`` to run on a GPU), seeded RNGs.
+
+Hypothesis profiles (``HYPOTHESIS_PROFILE``, default ``ci``): ``ci`` runs 1,000 examples per
+property with a fixed derandomized seed, no deadline (the machine may be shared) and no example
+database (nothing written into the working tree); ``dev`` runs 100 for quick local loops.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=1000, deadline=None, derandomize=True,
+                          database=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=100, deadline=None, database=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

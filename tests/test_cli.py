@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import torch
 
 from robustbnn.cli import main
 from robustbnn.data import write_idx
+from robustbnn.models import MODELS
 from robustbnn.report.store import read_results
 
 
@@ -28,8 +30,11 @@ def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
 
 def test_models_lists_names_first_column(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["models"]) == 0
-    names = [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()]
-    assert names[:2] == ["mlp", "mc_dropout"] or {"mlp", "mc_dropout"} <= set(names)
+    rows = [line.split("\t") for line in capsys.readouterr().out.splitlines()]
+    assert [row[0] for row in rows] == MODELS.names()  # every model, in registry order
+    for name, description, reference in rows:
+        assert (description, reference) == (MODELS.get(name).description,
+                                            MODELS.get(name).reference)
 
 
 def test_datasets_shows_availability(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -59,7 +64,8 @@ def test_targeted_samples_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(SystemExit) as exit_info:
         main(["bench", "--targeted-samples", "0"])
     assert exit_info.value.code == 2
-    assert "--targeted-samples: expected a positive whole number, got '0'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "--targeted-samples: expected a positive whole number, got '0'" in err
 
 
 def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
@@ -95,22 +101,22 @@ def _check_attack_behaviour(results: pd.DataFrame) -> None:
         for s_attack in s.unique():
             curve = fgsm[s == s_attack].assign(eps=eps).sort_values("eps")
             values = [clean, *curve["value"]]
-            assert all(b <= a for a, b in zip(values, values[1:])), (model, s_attack, values)
+            assert all(b <= a for a, b in itertools.pairwise(values)), (model, s_attack, values)
 
 
 def test_unknown_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--models", "mlp,nope") == 1
+    assert _bench(tmp_path, "--models", "mlp,nope") == 2
     line = _error_line(capsys)
     assert "unknown model 'nope'" in line and "'mc_dropout'" in line
 
 
 def test_unknown_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--dataset", "mnits") == 1
+    assert _bench(tmp_path, "--dataset", "mnits") == 2
     assert "unknown dataset 'mnits'; known: " in _error_line(capsys)
 
 
 def test_missing_data_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path / "nowhere")) == 1
+    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path / "nowhere")) == 2
     line = _error_line(capsys)
     assert "nowhere" in line and "does not exist" in line
 
@@ -137,14 +143,14 @@ def test_checksum_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def test_cuda_without_cuda(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    assert _bench(tmp_path, "--device", "cuda") == 1
+    assert _bench(tmp_path, "--device", "cuda") == 2
     assert "CUDA is not available" in _error_line(capsys)
 
 
 def test_bad_override(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--set", "mlp.hiden=(3,)") == 1
+    assert _bench(tmp_path, "--set", "mlp.hiden=(3,)") == 2
     assert "mlp has no setting 'hiden'" in _error_line(capsys)
-    assert _bench(tmp_path, "--set", "mlp.epochs=two") == 1
+    assert _bench(tmp_path, "--set", "mlp.epochs=two") == 2
     assert "mlp.epochs: expected int" in _error_line(capsys)
 
 
@@ -165,7 +171,7 @@ def test_diverged_training_is_an_error_and_caches_nothing(
 
 def test_unknown_ood_set_fails_before_training(tmp_path: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--ood", "uniform,svhn") == 1
+    assert _bench(tmp_path, "--ood", "uniform,svhn") == 2
     line = _error_line(capsys)
     assert "unknown OOD set 'svhn'; known: " in line and "'glyphs'" in line
     assert not (tmp_path / "cache").exists()  # nothing was trained
@@ -229,7 +235,7 @@ def test_heldout_class_trains_without_it_and_scores_it_as_ood(tmp_path: Path) ->
     assert (out / "scores" / "mlp" / "heldout_3.npz").is_file()
     run = json.loads((out / "run.json").read_text())
     assert "heldout:3" in run["models"]["mlp"]["heldout"]
-    assert _bench(tmp_path, "--models", "mlp", "--ood", "heldout:12") == 1
+    assert _bench(tmp_path, "--models", "mlp", "--ood", "heldout:12") == 2
 
 
 @pytest.mark.parametrize("suite", ["default", "paper", "bhn_table2", "smoke", "ci"])

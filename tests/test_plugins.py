@@ -48,7 +48,7 @@ def test_entry_point_group_is_loaded(fresh_plugin, monkeypatch: pytest.MonkeyPat
 
 
 def test_unimportable_plugin_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["models", "--plugin", "no_such_module_xyz"]) == 1
+    assert cli.main(["models", "--plugin", "no_such_module_xyz"]) == 2
     err = capsys.readouterr().err
     assert "--plugin no_such_module_xyz: cannot import it" in err
 

@@ -5,6 +5,7 @@ import pytest
 from robustbnn.errors import UnknownNameError
 from robustbnn.models import MODELS
 from robustbnn.registry import Registry
+from tests._registrations import registered_names
 
 
 def test_unknown_name_lists_known_names() -> None:
@@ -25,7 +26,13 @@ def test_duplicate_registration_raises() -> None:
         reg.register("a", 3)
 
 
-def test_models_registry_has_the_foundation_models() -> None:
-    assert {"mlp", "mc_dropout"} <= set(MODELS.names())
-    with pytest.raises(UnknownNameError, match="unknown model 'nope'; known: .*'mc_dropout'"):
+def test_models_registry_holds_what_the_model_files_register() -> None:
+    expected = registered_names("robustbnn.models", "MODELS.register")
+    assert {"mlp", "mc_dropout"} <= set(expected)
+    # plug-ins registered by other tests come after the package's own models
+    assert MODELS.names()[: len(expected)] == expected
+    for name in expected:
+        assert MODELS.get(name).description
+    with pytest.raises(UnknownNameError) as info:
         MODELS.get("nope")
+    assert str(info.value) == f"unknown model 'nope'; known: {sorted(MODELS.names())}"

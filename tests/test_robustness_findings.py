@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import math
 
 import numpy as np
@@ -30,6 +31,7 @@ from robustbnn.run.tasks.train import fit_or_load, model_config
 from robustbnn.suites import BenchConfig
 
 CPU = torch.device("cpu")
+log = logging.getLogger(__name__)
 N_ATTACKED = 150
 SMALL = {"mc_dropout": ("mc_dropout.hidden=(200,)", "mc_dropout.epochs=15"),
          "bbb_gaussian": ("bbb_gaussian.hidden=(200,)", "bbb_gaussian.epochs=15",
@@ -74,10 +76,10 @@ def test_adaptive_attack_beats_the_uncertainty_detector_on_mc_dropout() -> None:
             correct = (probs.mean(0).argmax(-1) == y).numpy()
             robust[name] = detection_aware_accuracy(correct, u(probs).numpy(), threshold)
         found[measure] = robust
-    print(f"detection-aware robust accuracy: {found}")
+    log.info("detection-aware robust accuracy: %s", found)  # pytest --log-cli-level=INFO
     for measure, robust in found.items():
         # The detector catches some plain adversarial inputs; the adaptive attack hides them.
-        assert robust["adaptive"] < robust["plain"] - 0.02, measure
+        assert robust["adaptive"] < robust["plain"] - 0.02, (measure, robust)
 
 
 def _accuracy(model, x_adv, y, seed: int) -> float:
@@ -107,7 +109,8 @@ def test_autoattack_rand_is_no_stronger_than_our_strongest_budget(name: str) -> 
     # Two binomial accuracies over N_ATTACKED points: allow two standard errors of their gap.
     p = max(acc_ours, acc_theirs, 1 / N_ATTACKED)
     margin = 2 * math.sqrt(2 * p * (1 - p) / N_ATTACKED)
-    print(f"{name}: robust accuracy at eps {eps}: ours {acc_ours:.3f}, AutoAttack rand "
-          f"{acc_theirs:.3f} (margin {margin:.3f})")
-    assert acc_ours <= acc_theirs + margin
+    summary = (f"{name}: robust accuracy at eps {eps}: ours {acc_ours:.3f}, AutoAttack rand "
+               f"{acc_theirs:.3f} (margin {margin:.3f})")
+    log.info(summary)  # pytest --log-cli-level=INFO
+    assert acc_ours <= acc_theirs + margin, summary
     assert np.isfinite(acc_theirs)

@@ -141,7 +141,7 @@ def test_cli_passes_a_builtin_and_is_quiet_with_q(capsys: pytest.CaptureFixture[
 
 
 def test_cli_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "mlp", "no_such_model"]) == 1
+    assert main(["check", "mlp", "no_such_model"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # nothing is checked before every name is known
     err = captured.err.strip().splitlines()

@@ -29,12 +29,11 @@ here switches the module mode: randomness comes only from ``sample_logits`` and 
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from robustbnn.metrics.classification import log_predictive_probs
 from robustbnn.types import attack_samples, check_sample_logits
 
 OBJECTIVES = ("predictive", "expected", "cw")
@@ -56,8 +55,7 @@ def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum"
     """
     n_samples = logits.shape[0]
     if objective == "predictive":
-        logp = torch.logsumexp(F.log_softmax(logits, dim=-1), dim=0) - math.log(n_samples)
-        return F.nll_loss(logp, y, reduction=reduction)
+        return F.nll_loss(log_predictive_probs(logits), y, reduction=reduction)
     if objective == "expected":
         flat = logits.reshape(-1, logits.shape[-1])  # (S*B, C)
         per = F.cross_entropy(flat, y.repeat(n_samples), reduction="none")  # (S*B,)

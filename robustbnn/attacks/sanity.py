@@ -28,6 +28,7 @@ from torch import Tensor, nn
 
 from robustbnn.attacks._grad import mc_input_grad
 from robustbnn.predict import sample_probs
+from robustbnn.types import check_sample_logits
 
 __all__ = [
     "Check",
@@ -183,11 +184,14 @@ class FrozenSample(nn.Module):
     Args:
         model: A registry model.
         generator: Its current state is the frozen randomness (the generator is not advanced).
+        name: The model's name for contract errors (a checked model's own name wins).
     """
 
-    def __init__(self, model: torch.nn.Module, generator: torch.Generator) -> None:
+    def __init__(self, model: torch.nn.Module, generator: torch.Generator,
+                 name: str = "model") -> None:
         super().__init__()
         self.model = model
+        self.name = getattr(model, "name", name)
         self.num_classes = model.num_classes
         self._device = generator.device
         self._state = generator.get_state()
@@ -198,6 +202,7 @@ class FrozenSample(nn.Module):
         replay = torch.Generator(device=self._device)
         replay.set_state(self._state)
         logits = self.model.sample_logits(x, 1, generator=replay)  # (1, B, C)
+        check_sample_logits(logits, 1, x, self.num_classes, self.name)
         return logits.expand(n_samples, *logits.shape[1:])
 
 
@@ -231,7 +236,7 @@ def fixed_randomness_succeeds(
     Returns:
         ``Check(clean_acc - attack_acc, drop > min_drop, {...})``.
     """
-    frozen = FrozenSample(model, member)
+    frozen = FrozenSample(model, member, name)
     clean = _accuracy(frozen, x, y, 1, None, name)
     x_adv = attack(frozen, x, y, generator=attack_generator, name=name)
     adv = _accuracy(frozen, x_adv, y, 1, None, name)

@@ -41,7 +41,7 @@ import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
-from robustbnn.ood import UNCERTAINTIES
+from robustbnn.ood import all_measures
 from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
 
 __all__ = ["TargetedIFGSM", "exclude_target", "targeted_curve"]
@@ -127,9 +127,8 @@ class TargetedIFGSM:
             name: Model name for contract errors.
         """
         x_adv = x.detach()
-        for _, x_adv in self.iterate(model, x, y, target=target, generator=generator,
-                                     name=name):
-            pass
+        for _, last in self.iterate(model, x, y, target=target, generator=generator, name=name):
+            x_adv = last  # only the final iterate is returned
         return x_adv
 
 
@@ -194,7 +193,7 @@ def targeted_curve(
             pred = probs.mean(0).argmax(-1)  # (B,)
             delta = (x_adv - xb).flatten(1)  # (B, D)
             cols = {"accuracy": (pred == yb).double(), "target_success": (pred == tb).double()}
-            cols |= {m: UNCERTAINTIES.get(m)(probs).double() for m in UNCERTAINTIES.names()}
+            cols |= {m: u.double() for m, u in all_measures(probs).items()}
             cols |= {"linf": delta.abs().amax(1).double(), "l2": delta.norm(dim=1).double()}
             for key, value in cols.items():
                 per_step.setdefault(step, {}).setdefault(key, []).append(value.detach().cpu())

@@ -23,11 +23,10 @@ Example:
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor, nn
 
+from robustbnn.metrics.classification import log_predictive_probs
 from robustbnn.types import attack_samples, check_sample_logits
 
 __all__ = ["PredictiveModule"]
@@ -62,5 +61,4 @@ class PredictiveModule(nn.Module):
         logits = check_sample_logits(
             attack_samples(self.model, x, self.n_samples, self.generator),
             self.n_samples, x, self.model.num_classes, self.name)
-        log_probs = logits.log_softmax(-1)  # (S, B, C)
-        return torch.logsumexp(log_probs, dim=0) - math.log(self.n_samples)
+        return log_predictive_probs(logits)  # (B, C)

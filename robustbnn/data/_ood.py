@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from robustbnn.data.root import ENV_VAR, sha256_file
+from robustbnn.data.root import ENV_VAR, sha256_file, unreadable
 from robustbnn.errors import ConfigError, DataError
 
 # "unit": pixels in [0, 1], the model's input space. "bhn_reference": the scale the Bayesian
@@ -46,11 +46,18 @@ def uint8_to_unit(images: np.ndarray) -> Tensor:
 
 
 def md5_file(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
-    """md5 hex digest of a file (torchvision's checksums are md5), read in chunks."""
+    """md5 hex digest of a file (torchvision's checksums are md5), read in chunks.
+
+    Raises:
+        DataError: If the file cannot be read, naming it.
+    """
     h = hashlib.md5(usedforsecurity=False)
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            h.update(chunk)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(chunk_size):
+                h.update(chunk)
+    except OSError as err:
+        raise unreadable(path, err) from err
     return h.hexdigest()
 
 
@@ -63,15 +70,40 @@ def verify_digest(path: str | Path, expected: str) -> None:
 
     Raises:
         ValueError: If ``expected`` is neither an md5 nor a sha256 digest.
+        DataError: If the file cannot be read, or on a mismatch, naming the file, both
+            digests and the fix.
+    """
+    algo = _algorithm(path, expected)
+    actual = md5_file(path) if algo == "md5" else sha256_file(path)
+    _compare(path, algo, expected.lower(), actual)
+
+
+def verify_digest_bytes(path: str | Path, data: bytes, expected: str) -> None:
+    """Check the bytes read from ``path`` against an md5 or sha256 digest.
+
+    For readers that hash exactly the bytes they then parse (no window for the file to
+    change between the check and the read).
+
+    Raises:
+        ValueError: If ``expected`` is neither an md5 nor a sha256 digest.
         DataError: On a mismatch, naming the file, both digests and the fix.
     """
-    expected = expected.lower()
+    algo = _algorithm(path, expected)
+    h = hashlib.md5(data, usedforsecurity=False) if algo == "md5" else hashlib.sha256(data)
+    _compare(path, algo, expected.lower(), h.hexdigest())
+
+
+def _algorithm(path: str | Path, expected: str) -> str:
+    """"md5" or "sha256", picked by the digest's length."""
     if len(expected) == 32:
-        algo, actual = "md5", md5_file(path)
-    elif len(expected) == 64:
-        algo, actual = "sha256", sha256_file(path)
-    else:
-        raise ValueError(f"expected an md5 or sha256 hex digest for {path}, got {expected!r}")
+        return "md5"
+    if len(expected) == 64:
+        return "sha256"
+    raise ValueError(f"expected an md5 or sha256 hex digest for {path}, got {expected!r}")
+
+
+def _compare(path: str | Path, algo: str, expected: str, actual: str) -> None:
+    """Raise the checksum-mismatch ``DataError`` unless the digests agree."""
     if actual != expected:
         raise DataError(
             f"checksum mismatch for {path}: expected {algo} {expected}, got {actual}; the file "

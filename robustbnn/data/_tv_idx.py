@@ -1,5 +1,8 @@
 """Test images of an MNIST-format torchvision dataset (Fashion-MNIST, KMNIST) for OOD use.
 
+The one implementation of both sets: ``fashion_mnist.py`` and ``kmnist.py`` only name their
+four constants (title, folder, torchvision class, md5) in a :class:`TorchvisionIdxSet`.
+
 The t10k images file ``t10k-images-idx3-ubyte.gz`` is looked for in ``<root>/<folder>/`` and
 in torchvision's ``<root>/<Class>/raw/``, checked against torchvision's md5 and read with
 :func:`robustbnn.data.idx.read_idx`. Labels are not needed. With ``download=True`` torchvision
@@ -13,8 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from torch import Tensor
 
-from robustbnn.data._ood import WAYS_OUT, download_error, first, verify_digest
+from robustbnn.data._ood import (
+    WAYS_OUT,
+    check_preprocessing,
+    download_error,
+    first,
+    uint8_to_unit,
+    verify_digest,
+)
 from robustbnn.data.idx import read_idx
 from robustbnn.errors import DataError
 
@@ -101,3 +112,36 @@ class TorchvisionIdxSet:
             raise DataError(f"{path}: expected uint8 images of shape (N, 28, 28), got "
                             f"{images.dtype} {images.shape}; replace it with the official file")
         return np.ascontiguousarray(first(images, n))
+
+    def load(
+        self,
+        data_root: Path,
+        n: int = 0,
+        *,
+        seed: int = 0,
+        preprocessing: str = "unit",
+        download: bool = False,
+        checksums: Mapping[str, str] | None = None,
+    ) -> Tensor:
+        """Load the first ``n`` test images in file order (all when ``n <= 0``).
+
+        Args:
+            data_root: Folder holding ``<folder>/`` or ``<tv_class>/raw/``.
+            n: Number of images; all 10,000 when ``n <= 0``.
+            seed: Unused (the order is fixed); accepted for the common OOD-set signature.
+            preprocessing: ``"unit"`` or ``"bhn_reference"``; both give [0, 1] (the reference
+                did not use these sets).
+            download: Fetch the dataset with torchvision if the file is missing.
+            checksums: File name -> expected md5 or sha256; defaults to torchvision's md5.
+
+        Returns:
+            float32 tensor of shape (N, 1, 28, 28) in [0, 1].
+
+        Raises:
+            ConfigError: If ``preprocessing`` is unknown.
+            DataError: If the file is missing (and ``download`` is False), the download
+                fails, or the file fails its checksum or does not parse.
+        """
+        check_preprocessing(preprocessing)
+        return uint8_to_unit(self.load_images(data_root, n, download=download,
+                                              checksums=checksums))

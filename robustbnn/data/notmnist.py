@@ -6,9 +6,10 @@ Two on-disk forms are read, the first one present winning:
    sample of 1,000 images per letter from ``notMNIST_small`` (10,000 images, already shuffled),
    checked against its sha256 (``shared/data/SHA256SUMS``);
 2. ``<root>/notmnist/notMNIST_small.tar.gz``: the original archive (folders ``A`` … ``J`` of
-   28×28 PNGs), checked against its size (8,458,043 bytes, the only integrity value the
-   Udacity notebooks publish). With ``download=True`` it is fetched from the original URL when
-   neither file is present.
+   28×28 PNGs), checked against its sha256 when one is known (``checksums`` or
+   :data:`ARCHIVE_SHA256`), else against its size (8,458,043 bytes, the only integrity value
+   the Udacity notebooks publish), and read in memory with every member size-bounded. With
+   ``download=True`` it is fetched over https when neither file is present.
 
 References:
     Bulatov, "notMNIST dataset", 2011,
@@ -19,15 +20,13 @@ References:
 
 from __future__ import annotations
 
-import io
 import logging
 import tarfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 from torch import Tensor
 
 from robustbnn.data._ood import (
@@ -38,7 +37,9 @@ from robustbnn.data._ood import (
     uint8_to_unit,
     verify_digest,
 )
+from robustbnn.data._png import UnreadablePng, decode_png
 from robustbnn.data.idx import read_idx
+from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,16 @@ log = logging.getLogger(__name__)
 FOLDER = "notmnist"
 IMAGES = "t10k-images-idx3-ubyte.gz"
 ARCHIVE = "notMNIST_small.tar.gz"
-ARCHIVE_URL = "http://yaroslavvb.com/upload/notMNIST/notMNIST_small.tar.gz"
+# The https mirror the Udacity/TensorFlow notebooks fetch from (the original host,
+# yaroslavvb.com, serves plain http).
+ARCHIVE_URL = "https://commondatastorage.googleapis.com/books1000/notMNIST_small.tar.gz"
 ARCHIVE_BYTES = 8_458_043
+# sha256 of the original notMNIST_small.tar.gz: not yet recorded (no copy could be hashed when
+# this was written). While it is None the archive is checked by size, unless the caller passes
+# its digest in ``checksums``; fill it in from a verified copy.
+ARCHIVE_SHA256: str | None = None
+MAX_MEMBER_BYTES = 1 << 20  # a 28x28 grayscale PNG is under 2 kB; bounds memory per member
+_FIX = "delete it and re-download (--download), or point --data-root at a good copy"
 LETTERS = "ABCDEFGHIJ"
 # From shared/data/SHA256SUMS (davidflanagan/notMNIST-to-MNIST, see PROVENANCE.md).
 NOTMNIST_SHA256: dict[str, str] = {
@@ -66,22 +75,28 @@ def notmnist_available(data_root: Path) -> bool:
     return (folder / IMAGES).is_file() or (folder / ARCHIVE).is_file()
 
 
-def read_notmnist_archive(path: str | Path) -> np.ndarray:
+def read_notmnist_archive(path: str | Path, *,
+                          max_unreadable: int = KNOWN_UNREADABLE) -> np.ndarray:
     """Read the PNGs of ``notMNIST_small.tar.gz`` (or ``notMNIST_large``) without extracting.
 
-    Unreadable PNGs (``notMNIST_small`` has 2 empty files) are skipped; their count is logged.
-    The order interleaves the letters, A B C … J A B …, each letter's files sorted by name,
-    so that any prefix of the result covers all ten letters.
+    Nothing is written to disk. Each letter PNG's size is checked against
+    :data:`MAX_MEMBER_BYTES` before it is read, and its declared image size before it is
+    decoded. Up to ``max_unreadable`` undecodable PNGs (``notMNIST_small`` has 2 empty files)
+    are skipped and logged; more are an error, since a damaged archive would otherwise score
+    OOD on a fraction of the images. The order interleaves the letters, A B C … J A B …, each
+    letter's files sorted by name, so that any prefix of the result covers all ten letters.
 
     Args:
         path: The ``.tar.gz`` archive; PNGs are taken from folders named ``A`` … ``J``.
+        max_unreadable: How many undecodable PNGs to tolerate.
 
     Returns:
         uint8 array of shape (N, 28, 28), white glyph strokes on a dark background as stored.
 
     Raises:
-        DataError: If the archive is corrupt or truncated, holds no letter PNGs, or holds a
-            readable PNG that is not 28×28.
+        DataError: Naming the archive, if it cannot be read, is corrupt or truncated, holds no
+            letter PNGs, a member larger than :data:`MAX_MEMBER_BYTES`, a PNG that is not
+            28×28, or more than ``max_unreadable`` undecodable PNGs.
     """
     path = Path(path)
     by_letter: dict[str, list[tuple[str, np.ndarray]]] = {c: [] for c in LETTERS}
@@ -93,20 +108,29 @@ def read_notmnist_archive(path: str | Path) -> np.ndarray:
                 if not (member.isfile() and member.name.endswith(".png") and len(parts) >= 2
                         and parts[-2] in by_letter):
                     continue
+                if member.size > MAX_MEMBER_BYTES:
+                    raise DataError(f"{path}: member {member.name} is {member.size:,} bytes, "
+                                    f"more than the {MAX_MEMBER_BYTES:,} a 28x28 PNG can need; "
+                                    f"{_FIX}")
                 data = tar.extractfile(member).read()
                 try:
-                    with Image.open(io.BytesIO(data)) as img:
-                        pixels = np.asarray(img.convert("L"), dtype=np.uint8)
-                except (OSError, ValueError, SyntaxError):  # empty or damaged PNG
+                    pixels = decode_png(data, "L", check_size=_size_check(path, member.name))
+                except UnreadablePng:  # empty or damaged PNG
                     skipped.append(member.name)
                     continue
-                if pixels.shape != (28, 28):
-                    raise DataError(f"{path}: {member.name} is {pixels.shape[1]}x"
-                                    f"{pixels.shape[0]}, expected 28x28; is this notMNIST?")
                 by_letter[parts[-2]].append((member.name, pixels))
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
-        raise DataError(f"{path}: corrupt or truncated archive ({e}); delete it and "
-                        f"re-download (--download), or point --data-root at a good copy") from e
+    except FileNotFoundError as e:
+        raise DataError(f"{path} does not exist; {_FIX}") from e
+    except PermissionError as e:
+        raise unreadable(path, e) from e
+    # tarfile and gzip report damage as TarError, EOFError, zlib.error, OSError (BadGzipFile)
+    # or, for malformed header fields, ValueError (UnicodeDecodeError included)
+    except (tarfile.TarError, EOFError, zlib.error, OSError, ValueError) as e:
+        raise DataError(f"{path}: corrupt or truncated archive ({e}); {_FIX}") from e
+    if len(skipped) > max_unreadable:
+        raise DataError(f"{path}: {len(skipped)} PNG(s) cannot be decoded (at most "
+                        f"{max_unreadable} expected, notMNIST_small has {KNOWN_UNREADABLE} "
+                        f"known empty files), e.g. {skipped[0]}; {_FIX}")
     if skipped:
         log.info("%s: skipped %d unreadable PNG(s) (notMNIST_small has %d known empty files), "
                  "e.g. %s", path, len(skipped), KNOWN_UNREADABLE, skipped[0])
@@ -116,6 +140,15 @@ def read_notmnist_archive(path: str | Path) -> np.ndarray:
         raise DataError(f"{path}: no PNGs in folders A..J; is this notMNIST_small.tar.gz?")
     images = [g[k] for k in range(longest) for g in groups if k < len(g)]
     return np.stack(images)
+
+
+def _size_check(path: Path, name: str) -> Callable[[int, int], None]:
+    """A ``decode_png`` size check: 28×28, else a ``DataError`` naming archive and member."""
+    def check(width: int, height: int) -> None:
+        if (width, height) != (28, 28):
+            raise DataError(f"{path}: {name} is {width}x{height}, expected 28x28; is this "
+                            "notMNIST?")
+    return check
 
 
 def _download(folder: Path) -> None:
@@ -131,7 +164,10 @@ def _download(folder: Path) -> None:
 
 def _check_size(path: Path, expected: int | None) -> None:
     """Raise ``DataError`` if the archive's size is not ``expected`` (None: no check)."""
-    size = path.stat().st_size
+    try:
+        size = path.stat().st_size
+    except OSError as err:
+        raise unreadable(path, err) from err
     if expected is not None and size != expected:
         raise DataError(f"{path} has {size:,} bytes, expected {expected:,} (the original "
                         f"notMNIST_small.tar.gz); delete it and re-download (--download), or "
@@ -161,9 +197,11 @@ def load_notmnist(
             Udacity scale ``(x - 127.5) / 255`` of the ``notMNIST.pickle`` the Bayesian
             Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000 images).
         download: If neither file is present, fetch ``notMNIST_small.tar.gz`` (needs network).
-        checksums: File name -> expected sha256 of the IDX files; defaults to
-            :data:`NOTMNIST_SHA256`. Tests pass the digests of their own fixtures.
-        archive_bytes: Expected size of the archive; None skips the size check.
+        checksums: File name -> expected sha256 of the IDX files and, optionally, of the
+            archive; defaults to :data:`NOTMNIST_SHA256`. Tests pass the digests of their own
+            fixtures.
+        archive_bytes: Expected size of the archive, checked only when no sha256 is known for
+            it; None skips the size check.
 
     Returns:
         float32 tensor of shape (N, 1, 28, 28).
@@ -171,7 +209,8 @@ def load_notmnist(
     Raises:
         ConfigError: If ``preprocessing`` is unknown.
         DataError: If the files are missing (and ``download`` is False), the download fails,
-            or a file is corrupt or fails its checksum or size check.
+            a file is corrupt or fails its checksum or size check, or the archive decodes to
+            fewer than ``n`` images.
     """
     check_preprocessing(preprocessing)
     checksums = NOTMNIST_SHA256 if checksums is None else checksums
@@ -188,11 +227,17 @@ def load_notmnist(
             raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "
                             f"{images.dtype} {images.shape}; replace it with the notMNIST file")
     elif archive.is_file():
-        _check_size(archive, archive_bytes)
+        digest = checksums.get(ARCHIVE, ARCHIVE_SHA256)
+        if digest:
+            verify_digest(archive, digest)
+        else:
+            _check_size(archive, archive_bytes)
         images = read_notmnist_archive(archive)
+        if n > len(images):
+            raise DataError(f"{archive}: decoded {len(images)} images, fewer than the {n} "
+                            f"requested; {_FIX}")
     else:
         raise DataError(f"notMNIST missing: neither {idx} nor {archive} exists; copy one of "
                         f"them there, {WAYS_OUT}")
     x = uint8_to_unit(np.ascontiguousarray(first(images, n)))
     return x - 0.5 if preprocessing == "bhn_reference" else x
-

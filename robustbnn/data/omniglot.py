@@ -34,7 +34,7 @@ References:
 
 from __future__ import annotations
 
-import io
+import lzma
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -43,10 +43,11 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from PIL import Image
 from torch import Tensor
 
 from robustbnn.data._ood import WAYS_OUT, check_preprocessing, download_error, first, verify_digest
+from robustbnn.data._png import UnreadablePng, decode_png
+from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
 
 FOLDERS = ("omniglot", "omniglot-py")  # ours, then torchvision's download folder
@@ -71,6 +72,13 @@ BACKGROUND_ALPHABETS: tuple[str, ...] = (
 SAFE_INDICES: tuple[int, ...] = (0, 2, 5, 6, 8, 12, 13, 14, 15, 16, 17, 18, 19, 21, 26)
 SAFE_ALPHABETS: tuple[str, ...] = tuple(BACKGROUND_ALPHABETS[i] for i in SAFE_INDICES)
 _CHUNK = 512  # images resized per call, to bound memory (105*105 floats each)
+MAX_MEMBER_BYTES = 1 << 20  # an Omniglot PNG is under 1 kB; bounds memory per member
+# How zipfile reports a damaged archive or member: BadZipFile (bad CRC, bad headers), OSError,
+# EOFError, zlib/lzma errors (bad deflate/lzma data), NotImplementedError (an unsupported
+# compression method), RuntimeError (an encrypted member) and ValueError (UnicodeDecodeError
+# for a name flagged UTF-8 that is not).
+_ZIP_ERRORS = (zipfile.BadZipFile, OSError, EOFError, zlib.error, lzma.LZMAError,
+               NotImplementedError, RuntimeError, ValueError)
 
 
 def _zips(data_root: Path) -> list[Path]:
@@ -100,14 +108,16 @@ def list_safe_images(paths: list[Path]) -> list[tuple[str, Path, str]]:
         ``(key, zip path, member name)`` triples sorted by key.
 
     Raises:
-        DataError: If a file is not a readable zip.
+        DataError: If a file is not a readable zip, naming it.
     """
     safe, found = set(SAFE_ALPHABETS), {}
     for path in paths:
         try:
             with zipfile.ZipFile(path) as zf:
                 names = zf.namelist()
-        except (zipfile.BadZipFile, OSError, EOFError) as e:
+        except PermissionError as e:
+            raise unreadable(path, e) from e
+        except _ZIP_ERRORS as e:
             raise _corrupt(path, e) from e
         for name in names:
             parts = name.split("/")
@@ -116,25 +126,38 @@ def list_safe_images(paths: list[Path]) -> list[tuple[str, Path, str]]:
     return [(key, *found[key]) for key in sorted(found)]
 
 
+def _member(zf: zipfile.ZipFile, path: Path, name: str) -> np.ndarray:
+    """One PNG of an open zip as float32 (105, 105) in [0, 1], its size bounded before reading."""
+    size = zf.getinfo(name).file_size
+    if size > MAX_MEMBER_BYTES:
+        raise _corrupt(path, f"{name} is {size:,} bytes, more than the {MAX_MEMBER_BYTES:,} a "
+                             "105x105 PNG can need")
+
+    def check(width: int, height: int) -> None:
+        if (width, height) != (105, 105):
+            raise DataError(f"{path}: {name} is {width}x{height}, expected 105x105 like every "
+                            "Omniglot image; are these Omniglot zips?")
+
+    try:
+        return decode_png(zf.read(name), "L", check_size=check).astype(np.float32) / 255.0
+    except (*_ZIP_ERRORS, UnreadablePng) as e:
+        raise _corrupt(path, f"{name}: {e}") from e
+
+
 def _decode(items: list[tuple[str, Path, str]]) -> np.ndarray:
-    """Decode the listed PNGs to float32 (N, 1, H, W) in [0, 1], 1 = white, as stored."""
+    """Decode the listed PNGs to float32 (N, 1, 105, 105) in [0, 1], 1 = white, as stored."""
     images, handles = [], {}
     try:
         for _, path, name in items:
             if path not in handles:
-                handles[path] = zipfile.ZipFile(path)
-            try:
-                with Image.open(io.BytesIO(handles[path].read(name))) as img:
-                    images.append(np.asarray(img.convert("L"), dtype=np.float32) / 255.0)
-            except (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError) as e:
-                raise _corrupt(path, f"{name}: {e}") from e
+                try:
+                    handles[path] = zipfile.ZipFile(path)
+                except _ZIP_ERRORS as e:  # changed since it was listed
+                    raise _corrupt(path, e) from e
+            images.append(_member(handles[path], path, name))
     finally:
         for zf in handles.values():
             zf.close()
-    sizes = {im.shape for im in images}
-    if len(sizes) > 1:
-        raise DataError(f"Omniglot images of different sizes {sorted(sizes)} in "
-                        f"{sorted({str(p) for _, p, _ in items})}; expected 105x105 everywhere")
     return np.stack(images)[:, None]
 
 

@@ -46,12 +46,25 @@ def resolve_data_root(cli_value: str | Path | None = None) -> Path:
     return root
 
 
+def unreadable(path: str | Path, err: OSError) -> DataError:
+    """The ``DataError`` for a data file that exists but cannot be read (permissions, I/O)."""
+    return DataError(f"cannot read {path} ({err.strerror or err}); check the path and its "
+                     f"permissions, or point --data-root/{ENV_VAR} at a readable copy")
+
+
 def sha256_file(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
-    """sha256 hex digest of a file, read in chunks."""
+    """sha256 hex digest of a file, read in chunks.
+
+    Raises:
+        DataError: If the file cannot be read (missing, a folder, no permission), naming it.
+    """
     h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            h.update(chunk)
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(chunk_size):
+                h.update(chunk)
+    except OSError as err:
+        raise unreadable(path, err) from err
     return h.hexdigest()
 
 

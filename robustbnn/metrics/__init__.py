@@ -5,6 +5,7 @@ from __future__ import annotations
 from robustbnn.metrics.classification import (
     accuracy,
     ece,
+    log_mean_exp,
     log_predictive_probs,
     nll,
     predictive_probs,
@@ -25,6 +26,7 @@ __all__ = [
     "auroc",
     "ece",
     "fpr_at_95_tpr",
+    "log_mean_exp",
     "log_predictive_probs",
     "nll",
     "ood_scores_to_labels",

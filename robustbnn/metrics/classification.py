@@ -15,7 +15,8 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["accuracy", "ece", "log_predictive_probs", "nll", "predictive_probs"]
+__all__ = ["accuracy", "ece", "log_mean_exp", "log_predictive_probs", "nll",
+           "predictive_probs"]
 
 
 def _check_predictions(probs_mean: Tensor, y: Tensor) -> None:
@@ -37,6 +38,28 @@ def _check_predictions(probs_mean: Tensor, y: Tensor) -> None:
             f"y must be in [0, {probs_mean.shape[1]}) for C={probs_mean.shape[1]} classes, "
             f"found {bad[:5].tolist()}"
         )
+
+
+def log_mean_exp(values: Tensor, dim: int = 0) -> Tensor:
+    """log mean_s exp(values_s) along ``dim``, as logsumexp − log S: a Monte Carlo average in
+    log space.
+
+    The one home of this step: the predictive (:func:`log_predictive_probs`), the attacks'
+    ``"predictive"`` objective and the training losses of the matrix-normal and BB-α models
+    all call it.
+
+    Args:
+        values: Per-sample log-values, with the S samples along ``dim`` (S ≥ 1).
+        dim: The sample axis.
+
+    Returns:
+        ``values`` with ``dim`` reduced away.
+
+    Example:
+        >>> log_mean_exp(torch.tensor([1.0, 3.0]).log())  # log((1 + 3) / 2)
+        tensor(0.6931)
+    """
+    return torch.logsumexp(values, dim=dim) - math.log(values.shape[dim])
 
 
 def log_predictive_probs(logits: Tensor) -> Tensor:
@@ -63,8 +86,7 @@ def log_predictive_probs(logits: Tensor) -> Tensor:
         raise ValueError(
             f"logits must have shape (S, B, C) with S ≥ 1, got {tuple(logits.shape)}"
         )
-    log_probs = torch.log_softmax(logits, dim=-1)  # (S, B, C)
-    return torch.logsumexp(log_probs, dim=0) - math.log(logits.shape[0])
+    return log_mean_exp(torch.log_softmax(logits, dim=-1))  # (S, B, C) -> (B, C)
 
 
 def predictive_probs(logits: Tensor) -> Tensor:

@@ -14,11 +14,10 @@ using tr(B ⊗ A) = tr A · tr B and log det(B ⊗ A) = c log det A + r log det 
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor, nn
 
+from robustbnn.metrics.classification import log_mean_exp
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models._local_reparam import draw_outputs, is_local
 from robustbnn.models.base import BayesianModule
@@ -134,5 +133,5 @@ class MatrixNormalMLP(BayesianModule):
         s = self.train_samples
         logits, kl = self._forward(x, s, generator)  # (S, B, C)
         log_lik = logits.log_softmax(-1).gather(-1, y.expand(s, -1).unsqueeze(-1))[..., 0]
-        nll = -(log_lik.logsumexp(0) - math.log(s)).mean()
+        nll = -log_mean_exp(log_lik).mean()  # (S, B) -> (B,) -> scalar
         return nll + self.kl_weight * kl

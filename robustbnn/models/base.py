@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from robustbnn.registry import Registry
+from robustbnn.types import check_sample_logits
 
 if TYPE_CHECKING:
     from robustbnn.data import DataBundle, Split
@@ -74,8 +75,12 @@ class BayesianModule(nn.Module):
             batch: (i, M): this minibatch's 0-based index in the epoch and the number of
                 minibatches, for per-minibatch KL weighting (Blundell et al. 2015, eq. 9).
         """
-        logits = self.sample_logits(x, 1, generator=generator)[0]  # (B, C)
-        return F.cross_entropy(logits, y)
+        out = self.sample_logits(x, 1, generator=generator)  # (1, B, C)
+        # The contract's shape and dtype clauses, here too: a plug-in's wrong shape would
+        # otherwise fail inside cross_entropy. A NaN loss is the training loop's to report.
+        check_sample_logits(out, 1, x, getattr(self, "num_classes", -1), type(self).__name__,
+                            finite=False)
+        return F.cross_entropy(out[0], y)
 
     def on_epoch_end(self, epoch: int, *, generator: torch.Generator | None = None) -> None:
         """Called after the optimizer steps of each epoch (1-based), before validation.

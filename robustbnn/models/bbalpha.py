@@ -20,12 +20,14 @@ References:
 from __future__ import annotations
 
 import dataclasses
-import math
+from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
-from robustbnn.models._kept_units import check_attack_masks
+from robustbnn.config import DROP_RATE, NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.metrics.classification import log_mean_exp
+from robustbnn.models._kept_units import ATTACK_MASKS, check_attack_masks
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
@@ -49,6 +51,11 @@ class BBAlphaConfig(NetConfig):
     lr: float = 0.01  # Keras SGD default [CODE train_model.py]
     # The masks of attack gradients, as MCDropoutConfig.attack_masks.
     attack_masks: str = "per_sample"
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "alpha": NON_NEGATIVE, "k_train": POSITIVE_INT, "p": DROP_RATE, "input_p": DROP_RATE,
+        "l2": NON_NEGATIVE, "attack_masks": OneOf(ATTACK_MASKS),
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +87,7 @@ def bbalpha_loss(logits: Tensor, y: Tensor, alpha: float) -> Tensor:
     ll = logits.log_softmax(-1).gather(-1, y.expand(k, -1).unsqueeze(-1)).squeeze(-1)  # (K, B)
     if alpha == 0:
         return -ll.mean()
-    return -((torch.logsumexp(alpha * ll, dim=0) - math.log(k)) / alpha).mean()
+    return -(log_mean_exp(alpha * ll) / alpha).mean()
 
 
 class BBAlphaDropout(DropoutMLP):

@@ -22,16 +22,24 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from itertools import pairwise
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, PROBABILITY, OneOf, Range
 from robustbnn.errors import ConfigError
-from robustbnn.models._local_reparam import check_local_reparam, draw_outputs, is_local
+from robustbnn.models._local_reparam import (
+    LOCAL_REPARAM,
+    check_local_reparam,
+    draw_outputs,
+    is_local,
+)
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
-from robustbnn.models.nets import activation, flat_features, init_linear_
+from robustbnn.models.nets import INITS, activation, flat_features, init_linear_
 
 # Weight draws made at a time in sample_logits: a few draws of a 784-400-400-10 net stay in
 # cache; all 100 at once (190 MB) made the batched path slower than a loop over samples.
@@ -58,6 +66,11 @@ class BBBConfig(MLPConfig):
     # 2015; robustbnn.models._local_reparam). Exact for every example's predictive.
     local_reparam: str = "first"
 
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "train_samples": POSITIVE_INT, "kl_weighting": OneOf(("uniform", "blundell")),
+        "init": OneOf(INITS), "init_scale": NON_NEGATIVE, "local_reparam": OneOf(LOCAL_REPARAM),
+    }
+
 
 @dataclasses.dataclass(frozen=True)
 class BBBGaussianConfig(BBBConfig):
@@ -77,6 +90,10 @@ class BBBMixtureConfig(BBBConfig):
     pi: float = 0.5
     neg_log_sigma1: float = 0.0
     neg_log_sigma2: float = 6.0
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "pi": PROBABILITY,
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,7 +215,7 @@ class BayesByBackpropMLP(BayesianModule):
         self.act = activation(act)
         sizes = [flat_features(input_shape), *hidden, num_classes]
         self.layers = nn.ModuleList(BayesLinear(a, b, rho_init, generator, init, init_scale)
-                                    for a, b in zip(sizes, sizes[1:]))
+                                    for a, b in pairwise(sizes))
 
     def _draw(self, n_samples: int, generator: torch.Generator | None) -> list[_Draw]:
         """``n_samples`` draws: per layer the weight (S, out, in), then the bias (S, out)."""

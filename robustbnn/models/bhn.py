@@ -31,10 +31,13 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from itertools import pairwise
+from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
+from robustbnn.config import NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.flows import Hypernet
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
@@ -58,6 +61,11 @@ class BHNConfig(MLPConfig):
     data_init: bool = True  # data-dependent init on the first minibatch [CODE --reinit 1]
     grad_clip_norm: float = 10.0  # total-norm constraint [CODE Base_BHN.max_norm]
     grad_clip_value: float = 5.0  # then elementwise clip ±5 [CODE Base_BHN.clip_grad]
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "coupling": NON_NEGATIVE, "flow_hidden": POSITIVE_INT, "prior_std": POSITIVE,
+        "prob_clip": Range(0, 0.5, high_open=True),
+    }
 
 
 def clipped_nll(logits: Tensor, y: Tensor, clip: float) -> Tensor:
@@ -101,7 +109,7 @@ class WeightNormMLP(nn.Module):
         self.out_sizes = sizes[1:]
         self.directions = nn.ParameterList(
             nn.Parameter(0.05 * torch.randn(n_out, n_in, generator=generator))
-            for n_in, n_out in zip(sizes, sizes[1:]))
+            for n_in, n_out in pairwise(sizes))
         self.biases = nn.ParameterList(nn.Parameter(torch.zeros(n)) for n in self.out_sizes)
 
     @property
@@ -160,7 +168,7 @@ class WeightNormMLP(nn.Module):
         last = len(self.out_sizes) - 1
         factors = []
         for i, (v, b, gi) in enumerate(zip(self.unit_directions(), self.biases,
-                                           g.split(self.out_sizes))):
+                                           g.split(self.out_sizes), strict=True)):
             t = (h @ v.T) * gi  # (B, H)
             mean = t.mean(0)
             std = (t - mean).square().mean(0).sqrt()

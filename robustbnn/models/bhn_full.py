@@ -22,11 +22,15 @@ References:
 from __future__ import annotations
 
 import dataclasses
+from itertools import pairwise
+from typing import ClassVar
 
 import torch
 from torch import Tensor
 
+from robustbnn.config import NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.flows import Hypernet
+from robustbnn.flows.chain import FLOW_KINDS
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.bhn import HypernetClassifier
@@ -50,6 +54,11 @@ class BHNFullConfig(MLPConfig):
     grad_clip_norm: float = 10.0  # total-norm constraint [CODE Base_BHN.max_norm]
     grad_clip_value: float = 5.0  # then elementwise clip ±5 [CODE Base_BHN.clip_grad]
 
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "flow": OneOf(FLOW_KINDS), "coupling": NON_NEGATIVE, "flow_hidden": POSITIVE_INT,
+        "prior_std": POSITIVE, "prob_clip": Range(0, 0.5, high_open=True),
+    }
+
 
 class FullHypernetMLP(HypernetClassifier):
     """An MLP whose weights and biases are all drawn from a flow hypernet.
@@ -70,7 +79,7 @@ class FullHypernetMLP(HypernetClassifier):
         self.prior_std, self.prob_clip = cfg.prior_std, cfg.prob_clip
         self.act = activation(cfg.activation)
         sizes = [flat_features(input_shape), *cfg.hidden, num_classes]
-        self.shapes = list(zip(sizes[1:], sizes))  # (out, in) per layer
+        self.shapes = [(out, inp) for inp, out in pairwise(sizes)]  # (out, in) per layer
         self.chunks = [n for out, inp in self.shapes for n in (out * inp, out)]
         # For robustbnn.predict's memory budget: the flow's parameters span all of θ, but a
         # (sample, example) row only holds the primary net's activations.

@@ -18,12 +18,13 @@ picks.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.config import POSITIVE_INT, OneOf, Range
 from robustbnn.data import DataBundle
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec, PartTrainer
 from robustbnn.models.mlp import DropoutMLP, MLEConfig, build_net
@@ -34,6 +35,10 @@ class DeepEnsembleConfig(MLEConfig):
     """The ``mlp`` config of every member, and their number."""
 
     members: int = 5  # M [Lakshminarayanan et al. 2017 §3.5: "M = 5 in our experiments"]
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "members": POSITIVE_INT,
+    }
 
 
 class DeepEnsemble(BayesianModule):

@@ -25,11 +25,12 @@ import dataclasses
 import importlib
 import logging
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from torch import Tensor, nn
 
+from robustbnn.config import POSITIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
@@ -71,6 +72,10 @@ class LaplaceConfig(MLEConfig):
     # Minibatch of the curvature pass. KFAC sums each factor over minibatches before taking
     # the Kronecker product, so this changes the posterior slightly.
     fit_batch_size: int = 256
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "prior_precision": POSITIVE, "fit_batch_size": POSITIVE_INT,
+    }
 
 
 class _MAPLogits(nn.Module):

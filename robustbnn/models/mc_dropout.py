@@ -9,9 +9,12 @@ References:
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import torch
 
+from robustbnn.config import DROP_RATE, OneOf, Range
+from robustbnn.models._kept_units import ATTACK_MASKS
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import DropoutMLP, NetConfig, build_net
 
@@ -29,6 +32,10 @@ class MCDropoutConfig(NetConfig):
     # or one per example ("per_example"). Exact for every example's gradient; evaluation
     # and training always draw a mask per example.
     attack_masks: str = "per_sample"
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "p": DROP_RATE, "input_p": DROP_RATE, "attack_masks": OneOf(ATTACK_MASKS),
+    }
 
 
 def build_mc_dropout(cfg: MCDropoutConfig, input_shape: tuple[int, ...], num_classes: int,

@@ -9,19 +9,26 @@ References:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from robustbnn.config import TrainConfig
+from robustbnn.config import DROP_RATE, NON_NEGATIVE, POSITIVE_INT, OneOf, Range, TrainConfig
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models._dropout import drop
 from robustbnn.models._kept_units import check_attack_masks, kept_unit_pass
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
-from robustbnn.models.nets import ConvFeatures, activation, flat_features, linear_stack
+from robustbnn.models.nets import (
+    ACTIVATIONS,
+    INITS,
+    ConvFeatures,
+    activation,
+    flat_features,
+    linear_stack,
+)
 
 ARCHS = ("mlp", "cnn")
 # Per-sample masks take blocks of this many times the samples of the per-example path: a
@@ -40,6 +47,10 @@ class MLPConfig(TrainConfig):
     hidden: tuple[int, ...] = (400, 400)  # BbB Table 1 smallest net; BHN uses 800/1200
     activation: str = "relu"  # lasagne DenseLayer default [CODE BHN]; "gelu" for BHN Table 2
 
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "hidden": POSITIVE_INT, "activation": OneOf(tuple(ACTIVATIONS)),
+    }
+
 
 @dataclasses.dataclass(frozen=True)
 class NetConfig(MLPConfig):
@@ -57,6 +68,11 @@ class NetConfig(MLPConfig):
     init: str = "torch"
     init_scale: float = 0.0  # the bound of init "uniform" (BbB tutorial: 0.6)
 
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "arch": OneOf(ARCHS), "cnn_channels": POSITIVE_INT, "cnn_hidden": POSITIVE_INT,
+        "init": OneOf(INITS), "init_scale": NON_NEGATIVE,
+    }
+
 
 @dataclasses.dataclass(frozen=True)
 class MLEConfig(NetConfig):
@@ -72,6 +88,10 @@ class DropoutConfig(MLEConfig):
     """A network trained with dropout and evaluated with the weight-scaled (plain) network."""
 
     p: float = 0.5  # drop rate after each hidden layer [CODE BHN dk_anomaly_detection.py]
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "p": DROP_RATE,
+    }
 
 
 class DropoutMLP(BayesianModule):

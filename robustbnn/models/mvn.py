@@ -21,11 +21,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
-from robustbnn.models._local_reparam import check_local_reparam, draw_outputs
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.models._local_reparam import LOCAL_REPARAM, check_local_reparam, draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec
 from robustbnn.models.mlp import MLPConfig
@@ -48,6 +50,11 @@ class MVNConfig(MLPConfig):
     # reparameterisation, robustbnn.models._local_reparam), exact for every example's
     # predictive; "first" only in the first layer; "none" draws weights shared by the batch.
     local_reparam: str = "all"
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "kl_weight": NON_NEGATIVE, "train_samples": POSITIVE_INT,
+        "local_reparam": OneOf(LOCAL_REPARAM),
+    }
 
 
 class MVNLayer(nn.Module):

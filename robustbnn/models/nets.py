@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import pairwise
 
 import torch
 import torch.nn.functional as F
@@ -86,10 +87,11 @@ def linear_stack(
     sizes: list[int], generator: torch.Generator | None, *, bias: bool = True,
     init: str = "torch", scale: float = 0.0,
 ) -> nn.ModuleList:
-    """Linear layers ``sizes[0] -> sizes[1] -> ... -> sizes[-1]``, initialised from ``generator``."""
+    """Linear layers ``sizes[0] -> sizes[1] -> ... -> sizes[-1]``, initialised from
+    ``generator``."""
     return nn.ModuleList(
         init_linear_(nn.Linear(a, b, bias=bias), generator, init, scale)
-        for a, b in zip(sizes, sizes[1:])
+        for a, b in pairwise(sizes)
     )
 
 

@@ -32,11 +32,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from typing import ClassVar
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.models._local_reparam import draw_outputs
 from robustbnn.models._matrix_normal import MatrixNormalMLP, kl_to_standard
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec
@@ -60,6 +62,11 @@ class VHNConfig(MLPConfig):
     mean_init_std: float = 1.0  # M₀ ~ N(0, std²) [CODE-CDN MNIST]
     hyper_init: float = 1e-4  # hypernet weights ~ U(−x, x), biases PyTorch default [CODE-CDN]
     log_var_shift: float = 0.0  # added to the log a, log b biases at init; 0 = [CODE-CDN]
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "hyper_hidden": POSITIVE_INT, "kl_weight": NON_NEGATIVE, "train_samples": POSITIVE_INT,
+        "mean_init_std": NON_NEGATIVE, "hyper_init": NON_NEGATIVE,
+    }
 
 
 LOG_VAR_LIMIT = 30.0  # exp(30) ~ 1e13: far beyond any trained variance, far below overflow

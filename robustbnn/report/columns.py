@@ -16,9 +16,16 @@ from scipy.integrate import trapezoid
 from robustbnn.report import names as n
 from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, with_knobs
 
-__all__ = ["DETECTION_EPS", "FGSM_EPS", "Column", "compute_columns", "task_title"]
+__all__ = ["DETECTION_EPS", "FGSM_EPS", "NUMERICAL_FAULT", "NUMERICAL_FAULTS", "Column",
+           "compute_columns", "task_title"]
 
 FGSM_EPS = (0.1, 0.3)  # the leaderboard's fixed step sizes
+# The task of the rows of cells that met NaN or inf logits (robustbnn.run.tasks._faults), and
+# their knob naming the cell's task; the column "numerical_faults" lists them per model, and
+# exists only when some row is flagged.
+NUMERICAL_FAULT = "numerical_fault"
+IN_TASK = "in_task"
+NUMERICAL_FAULTS = "numerical_faults"
 DETECTION_EPS = 0.1  # adversary detection at this eps
 TITLES = {n.PGD: "PGD"}  # display names of attack tasks (others: the task name itself)
 
@@ -287,4 +294,25 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     add(Column(n.PARAMETERS, n.PARAMETERS, n.PARAMETERS, fmt="d"),
         _per_run(cost[cost["metric"] == n.PARAMETERS]))
     add(Column("sanity", "sanity checks failed", kind="text"), _sanity(results))
+    add(Column(NUMERICAL_FAULTS, "numerical faults", kind="text"), _faults(results))
     return cols, values
+
+
+def _faults(results: pd.DataFrame) -> pd.Series:
+    """Per model, the tasks whose cells met NaN or inf logits (with the OOD set, and the runs
+    when not all), or ``none``; empty when no run had a fault, so the column is left out."""
+    rows = results[results["task"] == NUMERICAL_FAULT]
+    if rows.empty:
+        return pd.Series(dtype=object)
+    rows = with_knobs(rows, IN_TASK)
+    runs = results.groupby("model", sort=False)["run"].nunique()
+    out: dict[str, str] = {str(m): "none" for m in dict.fromkeys(results["model"])}
+    for model, group in rows.groupby("model", sort=False):
+        items = []
+        for (task, dataset), by in group.groupby([IN_TASK, "dataset"], sort=True)["run"]:
+            where = f"{task} on {dataset}" if task in ("ood", "adv_ood") else task
+            count = by.nunique()
+            items.append(where if count == runs[model] else f"{where} in {count}/{runs[model]} "
+                         "runs")
+        out[str(model)] = ", ".join(items)
+    return pd.Series(out, dtype=object)

@@ -34,6 +34,7 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")  # no display needed; set before pyplot is imported
+matplotlib.rcParams["text.parse_math"] = False  # names from data ($\foo$) are text, not TeX
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402

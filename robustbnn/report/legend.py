@@ -15,12 +15,20 @@ from robustbnn.report.schema import attack_tasks, setting_label
 __all__ = ["legend"]
 
 
+def _safe(text: object) -> str:
+    """A string from data (a knob, a set name, a run.json field) that cannot inject markup into
+    the Markdown legend: HTML brackets and ampersands as entities, backticks dropped."""
+    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("`", "'"))
+
+
 def _values(rows: pd.DataFrame, key: str) -> list[str]:
-    """The distinct values of knob ``key`` in ``rows`` as text, numbers in numeric order."""
+    """The distinct values of knob ``key`` in ``rows`` as safe text, numbers in numeric
+    order."""
     found = {v for s in rows["setting"] if (v := s.get(key)) is not None}
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found)
     ordered = sorted(found) if numbers else sorted(found, key=str)
-    return [setting_label({key: v}).split("=", 1)[1] for v in ordered]
+    return [_safe(setting_label({key: v}).split("=", 1)[1]) for v in ordered]
 
 
 def _one(values: list[str]) -> str:
@@ -73,7 +81,8 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
     if len(adv):
         items.append(
             f"**Worst-case OOD.** The first {_one(_values(adv, n.N_OUT))} images of "
-            f"{sorted(set(adv['dataset']))} moved within ε to lower each uncertainty measure "
+            f"{[_safe(d) for d in sorted(set(adv['dataset']))]} moved "
+            "within ε to lower each uncertainty measure "
             "(PGD-EOT, Hein et al. 2019), AUROC against clean in-distribution scores; the "
             "column is the mean over sets at the largest ε for the measure with the best "
             "worst case (named), beside the same images' clean AUROC.")
@@ -100,7 +109,7 @@ def _shift_items(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     shift = results[task == n.SHIFT]
     if len(shift):
         kinds = set(_values(shift, n.SHIFT))
-        seeds = sorted({str(r.get("config", {}).get("shift_seed", "?")) for r in runs})
+        seeds = sorted({_safe(r.get("config", {}).get("shift_seed", "?")) for r in runs})
         parts = []
         if n.SHIFT_ROTATED in kinds:
             rotated = shift[[s.get(n.SHIFT) == n.SHIFT_ROTATED for s in shift["setting"]]]
@@ -111,7 +120,7 @@ def _shift_items(results: pd.DataFrame, runs: list[dict]) -> list[str]:
                 "over the angles")
         if n.SHIFT_CORRUPTED in kinds:
             corrupted = shift[[s.get(n.SHIFT) == n.SHIFT_CORRUPTED for s in shift["setting"]]]
-            names = list(dict.fromkeys(s[n.CORRUPTION] for s in corrupted["setting"]))
+            names = list(dict.fromkeys(s[n.CORRUPTION] for s in corrupted["setting"]))  # counted
             parts.append(
                 f"corrupted by the {len(names)} MNIST-C corruptions (Mu & Gilmer 2019, the "
                 f"reference code's severities, corruption seed {', '.join(seeds)}); columns "
@@ -132,7 +141,8 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
         runs: The ``run.json`` payloads of the runs (their ``config`` is read).
     """
     task = results["task"]
-    datasets = sorted(set(results.loc[task.isin([n.CLEAN, n.FGSM]), "dataset"]))
+    trained_on = results.loc[task.isin([n.CLEAN, n.FGSM]), "dataset"]
+    datasets = [_safe(d) for d in sorted(set(trained_on))]
     seeds = sorted({int(s) for s in results["seed"]})
     items = [f"**Data.** Trained and tested on `{', '.join(datasets)}`; seeds {seeds}. "
              f"Every evaluation draws S_eval = {_one(_values(results, n.S_EVAL))} fresh "
@@ -161,9 +171,10 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
             "fraction classified as the target (lower is better).")
     ood = results[task == n.OOD]
     if len(ood):
-        sets = list(dict.fromkeys(d for d in ood["dataset"] if not d.startswith("heldout:")))
-        held = list(dict.fromkeys(d for d in ood["dataset"] if d.startswith("heldout:")))
-        prep = sorted({str(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
+        sets = list(dict.fromkeys(_safe(d) for d in ood["dataset"]
+                                  if not d.startswith("heldout:")))
+        held = list(dict.fromkeys(_safe(d) for d in ood["dataset"] if d.startswith("heldout:")))
+        prep = sorted({_safe(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
         items.append(
             f"**OOD.** Sets {sets} ({_one(_values(ood, n.N_OUT))} images each), preprocessing "
             f"`{', '.join(prep)}`; OOD is the positive class; mean OOD AUROC = the mean over "
@@ -173,7 +184,7 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     items += _robustness_items(results)
     items += _shift_items(results, runs)
     if (task == n.COST).any():
-        devices = sorted({str(r.get("device", "?")) for r in runs})
+        devices = sorted({_safe(r.get("device", "?")) for r in runs})
         items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "
                      f"`{', '.join(devices)}` (machine-dependent), and the parameter count.")
     if (task == n.FGSM_SANITY).any():

@@ -15,8 +15,19 @@ __all__ = ["escape", "grid_table", "mean_std", "md_table"]
 
 
 def escape(text: str) -> str:
-    """A cell that cannot break the table: ``|`` escaped, newlines as spaces."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    r"""A cell that cannot break the table or inject markup: ``|``, ``\``, backticks and
+    brackets backslash-escaped, ``<`` and ``>`` as entities (no raw HTML from a model name),
+    newlines as spaces.
+
+    Example:
+        >>> escape("<img onerror=x>|a")
+        '&lt;img onerror=x&gt;\\|a'
+    """
+    text = text.replace("\\", "\\\\")
+    for char in "|`[]":
+        text = text.replace(char, "\\" + char)
+    text = text.replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],

@@ -34,22 +34,42 @@ class RegressionError(UserError):
 
 def _read(path: Path, what: str) -> dict:
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        payload = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"{path}: no {what} here; {REFRESH}") from None
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
         raise UserError(f"{path} is not valid JSON ({err}); {REFRESH}") from None
+    except OSError as err:
+        raise UserError(f"cannot read {path} ({err.strerror or err}); {REFRESH}") from None
+    if not isinstance(payload, dict):
+        raise UserError(f"{path}: expected a JSON object, got a JSON {type(payload).__name__}; "
+                        f"{REFRESH}")
+    return payload
 
 
 def load_tolerances(path: Path) -> dict[str, float]:
-    """The per-column tolerances of a ``tolerances.json`` (its ``columns`` mapping)."""
+    """The per-column tolerances of a ``tolerances.json`` (its ``columns`` mapping).
+
+    Raises:
+        UserError: Naming the file (and the column) when it is missing, not JSON, or its
+            ``columns`` is not a mapping of column key -> non-negative number.
+    """
     payload = _read(path, "tolerances file")
     columns = payload.get("columns")
-    if not isinstance(columns, dict) or not all(
-            isinstance(v, int | float) and v >= 0 for v in columns.values()):
+    if not isinstance(columns, dict):
         raise UserError(f"{path}: expected a 'columns' mapping of column key -> non-negative "
-                        "number")
-    return {k: float(v) for k, v in columns.items()}
+                        f"number; {REFRESH}")
+    tolerances = {}
+    for key, value in columns.items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise UserError(f"{path}: the tolerance of column {key!r} is {value!r:.40}, not a "
+                            f"non-negative number; {REFRESH}")
+        try:
+            tolerances[key] = float(value)
+        except OverflowError:  # an integer beyond the float range
+            raise UserError(f"{path}: the tolerance of column {key!r} is too large for a "
+                            f"float; {REFRESH}") from None
+    return tolerances
 
 
 def _fmt(value: float | None) -> str:

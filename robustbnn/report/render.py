@@ -4,11 +4,11 @@
 calls it on stored folders, so both write the same bytes. No model code runs here.
 
 Outputs in ``out_dir``: ``leaderboard.md`` / ``.csv`` / ``.json`` / ``.html``, the detail
-tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and ``figures/*.png``. The renderer lists
-every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next render removes
-the files of that list it no longer writes (a figure of a model no longer in the results,
-``ood.md`` of a run without OOD rows), so a folder never mixes two runs' reports. A file not
-in the manifest (a user's own figure, the results themselves) is never deleted.
+tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and ``figures/*.png``. The
+renderer lists every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next
+render removes the files of that list it no longer writes (a figure of a model no longer in the
+results, ``ood.md`` of a run without OOD rows), so a folder never mixes two runs' reports. A
+file not in the manifest (a user's own figure, the results themselves) is never deleted.
 """
 
 from __future__ import annotations
@@ -49,7 +49,31 @@ def _load_one(run_dir: Path) -> tuple[pd.DataFrame, dict]:
                              f"{hint}") from None
     except (ValueError, UnicodeDecodeError) as err:
         raise RunFolderError(f"{run_dir}/run.json is corrupt ({err}); {hint}") from None
+    problem = _run_json_problem(run)
+    if problem:
+        raise RunFolderError(f"{run_dir}/run.json is corrupt ({problem}); {hint}")
     return results, run
+
+
+# The run.json fields the reports read, and the JSON type each must have when present.
+RUN_FIELDS = {"seed": int, "config": dict, "models": dict, "data": dict, "device": str,
+              "suite": str}
+
+
+def _run_json_problem(run: object) -> str | None:
+    """What is wrong with a parsed ``run.json`` for the reports, or None."""
+    if not isinstance(run, dict):
+        return f"expected a JSON object, got {type(run).__name__} {str(run)[:40]}"
+    for field, kind in RUN_FIELDS.items():
+        value = run.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return (f"field {field!r} must be a JSON {'integer' if kind is int else kind.__name__}"
+                    f", got {value!r}"[:200])
+    if any(not isinstance(m, dict) for m in run.get("models", {}).values()):
+        return "field 'models' must map each model name to an object"
+    return None
 
 
 def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, list[dict]]:

@@ -62,6 +62,6 @@ def write_scores(run_dir: Path, model: str, dataset: str, scores_in: dict[str, n
 
 def read_scores(path: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``(is_ood, {measure: scores})`` from a file written by :func:`write_scores`."""
-    with np.load(path) as data:
+    with np.load(path, allow_pickle=False) as data:
         arrays = {k: data[k] for k in data.files}
     return arrays.pop("is_ood").astype(np.int64), arrays

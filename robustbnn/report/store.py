@@ -1,4 +1,6 @@
-"""The results store: atomic writes, ``results.jsonl`` (the source), ``results.csv``, ``run.json``.
+"""The results store: ``results.jsonl`` (the source), ``results.csv``, ``run.json``.
+
+The atomic write lives in :mod:`robustbnn._atomic` and is re-exported here.
 
 ``results.jsonl`` holds one :meth:`Result.to_json` object per line, ``setting`` a nested object
 whose knobs keep their types and order; the reports read only this file. ``results.csv`` is
@@ -10,13 +12,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
+from robustbnn._atomic import OWNER, umask_mode, write_bytes_atomic, write_text_atomic
 from robustbnn.errors import UserError
 from robustbnn.report.schema import COLUMNS, Result, setting_label
 
@@ -30,37 +31,7 @@ class RunFolderError(UserError):
     """A run folder that is missing, or whose results cannot be read."""
 
 
-def umask_mode(path: str | Path) -> None:
-    """Give a ``mkstemp``/``mkdtemp`` result the mode ``open``/``mkdir`` would have given it.
-
-    The temporary files behind the atomic writes are created private (0600, 0700); without this
-    a results folder or cache entry would be unreadable to the rest of a research group.
-    """
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~mask)
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a unique temporary file beside ``path``, then rename it into place.
-
-    Concurrent writers of one path never share a temporary file, and a reader sees either the
-    old or the new content, never a partial one. The file gets the mode ``open`` would give.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{_OWNER}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask_mode(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-_OWNER = f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"  # in every temp name
+_OWNER = OWNER  # in every temp name (robustbnn._atomic)
 _TEMP = re.compile(r"^\..+\.(?P<host>[^.]+)-(?P<pid>\d+)\.[^.]+\.tmp$")
 
 
@@ -90,11 +61,6 @@ def remove_stale_temps(folder: Path) -> int:
     return removed
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write ``text`` (UTF-8, newlines untranslated) atomically; see :func:`write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
 def results_frame(rows: Iterable[Result]) -> pd.DataFrame:
     """Rows as a DataFrame with the fixed columns; ``setting`` holds dicts, ``value`` floats."""
     frame = pd.DataFrame([(r.model, r.seed, r.task, r.dataset, dict(r.setting), r.measure,
@@ -121,8 +87,8 @@ def read_results(run_dir: Path) -> pd.DataFrame:
     """A run folder's results from ``results.jsonl`` (``setting`` as dicts).
 
     Raises:
-        RunFolderError: If ``results.jsonl`` is missing, corrupt (naming the line and field)
-            or empty.
+        RunFolderError: If ``results.jsonl`` is missing, unreadable, corrupt (naming the line
+            and field) or empty; every message names the file.
     """
     run_dir = Path(run_dir)
     path = run_dir / RESULTS
@@ -134,19 +100,32 @@ def read_results(run_dir: Path) -> pd.DataFrame:
             raise RunFolderError(f"{run_dir}: results.csv but no {RESULTS} (the structured "
                                  f"results the reports read); {hint}") from None
         raise RunFolderError(f"{run_dir}: no {RESULTS} here (not a run folder); {hint}") from None
-    except (UnicodeDecodeError, IsADirectoryError) as err:
+    except UnicodeDecodeError as err:
         raise RunFolderError(f"{path} is corrupt ({err}); {hint}") from None
+    except OSError as err:  # a folder, no permission, an I/O error
+        raise RunFolderError(f"cannot read {path} ({err.strerror or err}); check the path and "
+                             f"its permissions, or {hint}") from None
     rows = []
     for number, line in enumerate(text.split("\n"), start=1):  # JSON Lines: "\n" only
         if not line.strip():
             continue
         try:
-            rows.append(Result.from_json(json.loads(line)))
-        except ValueError as err:  # json.JSONDecodeError is a ValueError
+            rows.append(_row(line))
+        # json.JSONDecodeError is a ValueError; RecursionError: nesting deeper than the
+        # parser's stack; OverflowError: an integer value too large for a float
+        except (ValueError, RecursionError, OverflowError) as err:
             raise RunFolderError(f"{path} line {number} is corrupt ({err}); {hint}") from None
     if not rows:
         raise RunFolderError(f"{path} holds no results; {hint}")
     return results_frame(rows)
+
+
+def _row(line: str) -> Result:
+    """One JSON line as a :class:`Result`, its seed within int64 (the frame's column type)."""
+    row = Result.from_json(json.loads(line))
+    if not -(2**63) <= row.seed < 2**63:
+        raise ValueError(f"field 'seed' is out of range, got {row.seed}")
+    return row
 
 
 def write_json(path: Path, payload: dict) -> None:

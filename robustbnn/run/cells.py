@@ -5,6 +5,12 @@ on one trained model. ``Cell.id`` hashes a canonical JSON of the task, the model
 the ids of the cells it depends on (so a trained model's config and data reach every cell
 downstream of it) and :data:`CELL_FORMAT`. Random streams derive from the id, so the order in
 which cells run, the executor and interruptions never change a number (STYLE.md §10).
+
+Two versions, kept apart so that a new output does not reshuffle old numbers:
+:data:`CELL_FORMAT` is the id recipe's (bumping it changes every id, so every random stream),
+:data:`OUTPUT_FORMAT` is that of what task code writes into a stored cell. A stored cell of
+another output format is recomputed under the same id and streams, so the numbers a change
+did not touch come out the same.
 """
 
 from __future__ import annotations
@@ -16,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CELL_FORMAT", "Cell", "CellOutcome", "canonical_json"]
+__all__ = ["CELL_FORMAT", "OUTPUT_FORMAT", "Cell", "CellOutcome", "canonical_json"]
 
-# Bump when a change to a task's code makes stored cells invalid. 2: clean cells write the
-# Brier score and the reliability diagram.
-CELL_FORMAT = 2
+CELL_FORMAT = 1  # the id recipe: bump only to reshuffle every id and stream on purpose
+# Bump when a task's code changes what a stored cell holds (its rows, arrays or info).
+# 2: clean cells write the Brier score and the reliability diagram.
+OUTPUT_FORMAT = 2
 
 
 def canonical_json(payload: Any) -> str:

@@ -90,7 +90,8 @@ class Checked(nn.Module):
         """The wrapped model's attack logits (S, B, C), checked (its ``sample_logits`` when
         it has none: :func:`robustbnn.attacks._grad.attack_samples`)."""
         out = attack_samples(self.model, x, n_samples, generator)
-        return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
+        call = "attack_logits" if hasattr(self.model, "attack_logits") else "sample_logits"
+        return check_sample_logits(out, n_samples, x, self.num_classes, self.name, call=call)
 
 
 def _head(split: Split, n: int) -> Split:

@@ -71,7 +71,7 @@ def execute_cell(job: Job) -> dict[str, Any]:
     setup_worker(job.spec.threads, job.spec.plugins)
     store = CellStore(Path(job.out_dir))
     with store.lock(job.cell.id):
-        if store.json_path(job.cell.id).is_file():
+        if store.is_done(job.cell.id):
             return {"reused": True, "seconds": 0.0}
         start = time.perf_counter()
         outcome = TASKS.get(job.cell.task)(_context(job, store))

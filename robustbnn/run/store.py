@@ -1,10 +1,12 @@
 """The cell store: one file per finished cell under ``<run>/cells/``, written once, atomically.
 
 ``<id>.json`` holds the cell, its rows and its info; ``<id>.npz`` its arrays (written first,
-so a cell is done exactly when its JSON exists). A run folder belongs to one run
-configuration, recorded in ``cells/identity.json``: a second configuration is refused (or,
-with ``overwrite``, replaces the first). ``results.csv`` and every report are assembled from
-the cell files, so an interrupted run, resumed, ends with the bytes of an uninterrupted one.
+so a cell is done exactly when its JSON exists and records the current
+:data:`~robustbnn.run.cells.OUTPUT_FORMAT`; one written by older task code is recomputed).
+A run folder belongs to one run configuration, recorded in ``cells/identity.json``: a second
+configuration is refused (or, with ``overwrite``, replaces the first). ``results.csv`` and
+every report are assembled from the cell files, so an interrupted run, resumed, ends with the
+bytes of an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from filelock import FileLock
 
 from robustbnn.errors import UserError
 from robustbnn.report.store import write_bytes_atomic, write_text_atomic
-from robustbnn.run.cells import Cell, CellOutcome, canonical_json
+from robustbnn.run.cells import OUTPUT_FORMAT, Cell, CellOutcome, canonical_json
 
 __all__ = ["CellStore", "RunFolderConflict"]
 
@@ -50,10 +52,24 @@ class CellStore:
         return self.dir / f"{cell_id}.json"
 
     def done_ids(self) -> set[str]:
-        """Ids of every finished cell in the folder."""
+        """Ids of every finished cell in the folder (of the current output format)."""
         if not self.dir.is_dir():
             return set()
-        return {p.stem for p in self.dir.glob("*.json") if p.name != "identity.json"}
+        return {p.stem for p in self.dir.glob("*.json")
+                if p.name != "identity.json" and self.is_done(p.stem)}
+
+    def is_done(self, cell_id: str) -> bool:
+        """Whether the cell's JSON exists and was written by task code of the current
+        :data:`~robustbnn.run.cells.OUTPUT_FORMAT` (a damaged file counts as done, so that
+        :meth:`read` names it)."""
+        path = self.json_path(cell_id)
+        if not path.is_file():
+            return False
+        try:
+            payload = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return True
+        return not isinstance(payload, dict) or payload.get("format", 1) == OUTPUT_FORMAT
 
     def lock(self, cell_id: str) -> FileLock:
         """The cell's file lock: a cell runs in one process at a time, across runs."""
@@ -66,8 +82,9 @@ class CellStore:
             buf = io.BytesIO()
             np.savez_compressed(buf, **outcome.arrays)
             write_bytes_atomic(self.dir / f"{cell.id}.npz", buf.getvalue())
-        payload = {"cell": cell.describe(), "rows": outcome.rows, "info": outcome.info,
-                   "seconds": outcome.seconds, "arrays": sorted(outcome.arrays)}
+        payload = {"format": OUTPUT_FORMAT, "cell": cell.describe(), "rows": outcome.rows,
+                   "info": outcome.info, "seconds": outcome.seconds,
+                   "arrays": sorted(outcome.arrays)}
         write_text_atomic(self.json_path(cell.id), json.dumps(payload, indent=1) + "\n")
 
     def read(self, cell_id: str) -> dict[str, Any]:

@@ -3,14 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 import torch
 
 from robustbnn.attacks import ATTACKS, FGSM, PGD, TargetedIFGSM
 from robustbnn.predict import sample_probs
+from tests._registrations import ROOT, registered_in
 from tests._toys import build
-from tests.attacks._models import SHAPE, NoisyLinear, NoModeSwitch, Recorder, linear, make
+from tests.attacks._models import (
+    SHAPE,
+    SMALL,
+    NoisyLinear,
+    NoModeSwitch,
+    Recorder,
+    linear,
+    make,
+)
 
 NAMES = ATTACKS.names()
 # attacks that can be untargeted carry a label policy
@@ -22,14 +32,15 @@ def _gen(seed: int) -> torch.Generator:
 
 
 def test_registry_names_are_file_names() -> None:
-    assert NAMES == ["fgsm", "targeted_ifgsm", "pgd"]
-    assert (ATTACKS.get("fgsm"), ATTACKS.get("targeted_ifgsm"), ATTACKS.get("pgd")) == (
-        FGSM, TargetedIFGSM, PGD)
+    assert NAMES == registered_in(ROOT / "robustbnn" / "attacks" / "__init__.py",
+                                  "ATTACKS.register")
+    assert {FGSM, TargetedIFGSM, PGD} <= {ATTACKS.get(name) for name in NAMES}
     for name in NAMES:
         assert ATTACKS.get(name).__module__ == f"robustbnn.attacks.{name}"
         assert dataclasses.is_dataclass(ATTACKS.get(name))
-    with pytest.raises(KeyError, match="unknown attack 'cw'; known: .*'pgd'"):
+    with pytest.raises(KeyError) as info:
         ATTACKS.get("cw")
+    assert str(info.value) == f"unknown attack 'cw'; known: {sorted(NAMES)}"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -37,7 +48,12 @@ def test_attacks_are_frozen(name: str) -> None:
     attack = make(name)
     with pytest.raises(dataclasses.FrozenInstanceError):
         attack.n_samples = 3
-    assert isinstance(dataclasses.asdict(attack), dict)
+    # asdict(attack) goes into the results: exactly the hyper-parameters, as given, as JSON
+    fields = dataclasses.fields(ATTACKS.get(name))
+    expected = {f.name: SMALL.get(f.name, f.default) for f in fields}
+    assert dataclasses.MISSING not in expected.values()
+    assert dataclasses.asdict(attack) == expected
+    assert json.loads(json.dumps(dataclasses.asdict(attack))) == expected
 
 
 @pytest.mark.parametrize("model_name", ["mlp", "mc_dropout"])

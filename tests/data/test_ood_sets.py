@@ -16,10 +16,10 @@ from robustbnn.data.notmnist import NOTMNIST_SHA256
 from robustbnn.data.omniglot import OMNIGLOT_DIGESTS
 from robustbnn.data.ood_sets import OOD_DATASETS, PREPROCESSINGS, load_ood
 from robustbnn.errors import ConfigError, DataError, UnknownNameError
+from tests._registrations import ROOT, registered_in
 from tests.data._ood_fixtures import write_cifar_sprite, write_omniglot_zip
 
-NAMES = ["uniform", "gaussian", "notmnist", "omniglot", "cifar10bw", "glyphs", "fashion_mnist",
-         "kmnist"]
+NAMES = OOD_DATASETS.names()
 GENERATED = {"uniform", "gaussian", "glyphs"}
 
 
@@ -53,7 +53,8 @@ def ood_root(tmp_path, monkeypatch):
 
 
 def test_names_and_specs():
-    assert OOD_DATASETS.names() == NAMES
+    assert NAMES == registered_in(ROOT / "robustbnn" / "data" / "ood_sets.py", "OODSpec")
+    assert GENERATED < set(NAMES) and {"notmnist", "fashion_mnist", "kmnist"} <= set(NAMES)
     assert PREPROCESSINGS == ("unit", "bhn_reference")
     for name in NAMES:
         spec = OOD_DATASETS.get(name)

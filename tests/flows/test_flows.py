@@ -205,7 +205,7 @@ def test_hypernet_log_q_is_the_change_of_variables_density(linear_last: bool) ->
         eps = torch.randn(3, D, generator=_gen(4), dtype=torch.float64)
         theta, log_q = net(eps)
         for i in range(3):
-            jac = torch.autograd.functional.jacobian(lambda v: net(v)[0], eps[i])
+            jac = torch.autograd.functional.jacobian(lambda v, net=net: net(v)[0], eps[i])
             log_noise = -0.5 * eps[i].square().sum() - 0.5 * D * math.log(2 * math.pi)
             torch.testing.assert_close(log_q[i], log_noise - torch.linalg.slogdet(jac)[1])
 

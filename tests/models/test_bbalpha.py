@@ -78,7 +78,7 @@ def test_stable_for_confident_wrong_predictions() -> None:
 
 
 def test_registered_names_carry_their_alpha_and_take_overrides() -> None:
-    for name, alpha in zip(NAMES, (0.0, 0.5, 1.0)):
+    for name, alpha in zip(NAMES, (0.0, 0.5, 1.0), strict=True):
         cfg = MODELS.get(name).config()
         assert cfg.alpha == alpha
         assert (cfg.k_train, cfg.p, cfg.input_p, cfg.l2) == (10, 0.5, 0.5, 1e-6)

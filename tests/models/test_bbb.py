@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -96,7 +97,7 @@ def test_blundell_weights_sum_to_one_and_decrease(m: int) -> None:
     assert math.isclose(math.fsum(pis), 1.0, rel_tol=1e-12)
     exact = [2.0 ** (m - i) / (2.0**m - 1) for i in range(1, m + 1)]
     np.testing.assert_allclose(pis, exact, rtol=1e-12)
-    assert all(a > b for a, b in zip(pis, pis[1:]))
+    assert all(a > b for a, b in itertools.pairwise(pis))
 
 
 def test_blundell_weights_stable_for_many_minibatches() -> None:

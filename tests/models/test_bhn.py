@@ -144,7 +144,7 @@ def test_weight_norm_primary_matches_explicit_weights(name: str) -> None:
     for i in range(s):
         h = x.flatten(1)
         scales = g[i].split(net.out_sizes)
-        for layer, (v, b) in enumerate(zip(net.directions, net.biases)):
+        for layer, (v, b) in enumerate(zip(net.directions, net.biases, strict=True)):
             w = scales[layer][:, None] * v / v.norm(dim=1, keepdim=True)  # θ_j = g_j v_j/‖v_j‖
             h = F.linear(h, w, b)
             if layer < len(net.out_sizes) - 1:
@@ -185,7 +185,8 @@ def test_data_init_standardises_every_unit_once(coupling: int, tol: float) -> No
     with torch.no_grad():
         g = model.hypernet(torch.zeros(1, model.hypernet.dim))[0][0]  # the flow at ε = 0
     net, h = model.primary, x.flatten(1)
-    for v, b, gl in zip(net.unit_directions(), net.biases, g.split(net.out_sizes)):
+    for v, b, gl in zip(net.unit_directions(), net.biases, g.split(net.out_sizes),
+                        strict=True):
         pre = (h @ v.T) * gl + b
         torch.testing.assert_close(pre.mean(0), torch.zeros(len(b)), rtol=0, atol=tol)
         torch.testing.assert_close(pre.std(0, correction=0), torch.ones(len(b)), rtol=tol,

@@ -50,7 +50,7 @@ def test_mlp_is_784_400_400_10_with_the_same_init_as_before() -> None:
     model = spec.build(spec.config(), (1, 28, 28), 10, _gen(0))
     reference = linear_stack([784, 400, 400, 10], _gen(0))
     assert len(model.layers) == 3
-    for got, want in zip(model.layers, reference):
+    for got, want in zip(model.layers, reference, strict=True):
         torch.testing.assert_close(got.weight, want.weight, rtol=0, atol=0)
         torch.testing.assert_close(got.bias, want.bias, rtol=0, atol=0)
 

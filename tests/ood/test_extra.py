@@ -7,6 +7,9 @@ import math
 import torch
 
 from robustbnn.ood.extra import EXTRA_MEASURES, log_mean_entropy_bits
+from tests._registrations import ROOT, registered_in
+
+EXTRA_FILE = ROOT / "robustbnn" / "ood" / "extra.py"
 
 
 def test_log_mean_entropy_bits_matches_brute_force() -> None:
@@ -25,4 +28,5 @@ def test_geometric_mean_is_below_the_arithmetic_one_on_disagreeing_samples() -> 
     probs = torch.tensor([[[1.0, 0.0]], [[0.0, 1.0]]])  # two confident, opposite samples
     assert log_mean_entropy_bits(probs).item() < 1e-15  # q ≈ 0 everywhere, no renormalising
     assert log_mean_entropy_bits(torch.full((2, 1, 2), 0.5)).item() == 1.0  # one bit
-    assert EXTRA_MEASURES.names() == ["log_mean_entropy_bits"]
+    assert EXTRA_MEASURES.names() == registered_in(EXTRA_FILE, "EXTRA_MEASURES.register")
+    assert EXTRA_MEASURES.get("log_mean_entropy_bits") is log_mean_entropy_bits

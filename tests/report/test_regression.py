@@ -46,9 +46,22 @@ def test_identical_numbers_pass(committed: Path, tmp_path: Path) -> None:
     assert check(committed, _regenerate(tmp_path)) > 0
 
 
+def _numbers(reports: Path, *, timing: bool) -> set[str]:
+    board = json.loads((reports / "leaderboard.json").read_text())
+    return {c["key"] for c in board["columns"] if c["kind"] == "number" and c["timing"] == timing}
+
+
 def test_an_edit_within_tolerance_passes(committed: Path, tmp_path: Path) -> None:
+    checked = _numbers(committed, timing=False)
+    assert "clean_accuracy" in checked  # else the edit below would test nothing
     _edit(committed, "a", "clean_accuracy", 0.905)
-    check(committed, _regenerate(tmp_path))
+    new = _regenerate(tmp_path)
+    assert check(committed, new) == 2 * len(checked)  # both models, every checked column
+    # the edit is seen: under a tolerance below it the same pair fails, naming it
+    write_json(tmp_path / "tight.json", {"columns": {k: 0.001 for k in checked}})
+    with pytest.raises(RegressionError, match=r"^regression check failed: 1 difference\(s\).*"
+                       r"a clean_accuracy: committed 0\.905, new 0\.9, "):
+        check(committed, new, tolerances=tmp_path / "tight.json")
 
 
 def test_an_edit_beyond_tolerance_fails_naming_everything(committed: Path,
@@ -62,8 +75,9 @@ def test_an_edit_beyond_tolerance_fails_naming_everything(committed: Path,
 
 
 def test_timing_columns_are_not_checked(committed: Path, tmp_path: Path) -> None:
+    assert "seconds_per_1000_predictions" in _numbers(committed, timing=True)
     _edit(committed, "a", "seconds_per_1000_predictions", 1000.0)
-    check(committed, _regenerate(tmp_path))
+    assert check(committed, _regenerate(tmp_path)) == 2 * len(_numbers(committed, timing=False))
 
 
 def test_a_new_or_missing_model_fails(committed: Path, tmp_path: Path) -> None:

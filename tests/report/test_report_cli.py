@@ -88,7 +88,7 @@ def test_several_runs_combine_as_mean_and_std(tmp_path: Path) -> None:
 
 def test_several_runs_need_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_run(tmp_path / "s0", rows("m"))
-    assert main(["report", str(tmp_path / "s0"), str(tmp_path / "s0")]) == 1
+    assert main(["report", str(tmp_path / "s0"), str(tmp_path / "s0")]) == 2
     assert "--out DIR" in _error_line(capsys)
 
 

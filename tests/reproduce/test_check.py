@@ -11,7 +11,7 @@ from robustbnn.reproduce.check import compare, main
 
 def _csv(values: dict[str, list[float]], unit: str = "percent") -> pd.DataFrame:
     lines = []
-    for i, (row, seeds) in enumerate(values.items()):
+    for row, seeds in values.items():
         line = {"row": row, "column": "c", "run": "main", "model": "m", "unit": unit,
                 "seeds": sum(v == v for v in seeds)}
         line |= {f"seed{s}": v for s, v in enumerate(seeds)}

@@ -78,11 +78,11 @@ def test_cli_lists_plans_and_names_unknown_experiments(tmp_path: Path, capsys) -
     assert main(["reproduce", "--list"]) == 0
     listed = capsys.readouterr().out
     assert "bhn_table2\tKrueger et al. 2017" in listed and "variants: code, test_split" in listed
-    assert main(["reproduce", "bhn_table9"]) == 1
+    assert main(["reproduce", "bhn_table9"]) == 2
     assert "unknown experiment 'bhn_table9'; known: ['bbb_table1'" in capsys.readouterr().err
-    assert main(["reproduce"]) == 1
+    assert main(["reproduce"]) == 2
     assert "name an experiment" in capsys.readouterr().err
-    assert main(["reproduce", "bhn_table2", "--variant", "nope"]) == 1
+    assert main(["reproduce", "bhn_table2", "--variant", "nope"]) == 2
     assert "bhn_table2 has no variant 'nope'; its variants: ['code'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["reproduce", "bhn_table2", "--seeds", "0,x"])

@@ -82,7 +82,7 @@ def test_unknown_attack_is_one_line_before_any_work(tmp_path: Path,
     code = main(["bench", "--suite", "smoke", "--attacks", "fgsm,nope", "--out",
                  str(tmp_path / "out"), "--quiet"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 1 and len(err) == 1
+    assert code == 2 and len(err) == 1
     assert "unknown attack 'nope'" in err[0] and "'pgd'" in err[0]
     assert not (tmp_path / "out").exists()
 
@@ -121,8 +121,8 @@ def test_bad_in_split_and_counts_are_one_line_errors() -> None:
     with pytest.raises(ConfigError, match="ood_counts names sets the run does not score: "
                                           "\\['notmnist'\\]"):
         _plan(ood_counts=(("notmnist", 1000),))
-    with pytest.raises(ConfigError, match="unknown robustness cell kind\\(s\\) \\['budgets'\\]; "
-                                          "known: \\['budget', 'detector_aware', 'adversarial_ood'\\]"):
+    with pytest.raises(ConfigError, match=r"unknown robustness cell kind\(s\) \['budgets'\]; "
+                       r"known: \['budget', 'detector_aware', 'adversarial_ood'\]"):
         _plan(robustness=("budgets",))
 
 
@@ -135,7 +135,7 @@ def test_robustness_option_selects_cells_and_names_a_typo(
                  "--out", out]) == 0
     plan = capsys.readouterr().out
     assert "budget mlp eps=0.3" in plan and "detector-aware" not in plan
-    assert main(["bench", "--suite", "smoke", "--robustness", "budgetz", "--out", out]) == 1
+    assert main(["bench", "--suite", "smoke", "--robustness", "budgetz", "--out", out]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["robustbnn: error: unknown robustness cell kind(s) ['budgetz']; known: "
                    "['budget', 'detector_aware', 'adversarial_ood']"]
@@ -191,7 +191,7 @@ def test_shift_option_selects_cells_and_names_a_typo(
     assert main(["bench", "--suite", "smoke", "--shift", "rotated", "--plan", "--out", out]) == 0
     plan = capsys.readouterr().out
     assert "shift mlp rotated" in plan and "shift mlp corrupted" not in plan
-    assert main(["bench", "--suite", "smoke", "--shift", "rotated,blur", "--out", out]) == 1
+    assert main(["bench", "--suite", "smoke", "--shift", "rotated,blur", "--out", out]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == ["robustbnn: error: unknown shift kind(s) ['blur']; known: ['rotated', "
                    "'corrupted']"]

@@ -52,7 +52,7 @@ def test_rerun_reuses_every_cell_and_rewrites_the_same_bytes(baseline: tuple[Pat
     before = (out / "results.csv").read_bytes()
     again = run(bench_cmd(out))
     assert again.returncode == 0, again.stderr
-    assert "cells: 34 reused, 0 run, 0 failed" in again.stderr
+    assert "cells: 38 reused, 0 run, 0 failed" in again.stderr
     assert (out / "results.csv").read_bytes() == before
 
 
@@ -89,3 +89,31 @@ def test_two_concurrent_runs_on_one_cache_train_each_model_once(
     assert results_bytes(out) == results_bytes(baseline[0])
     entries = sorted(p.parent.parent.name for p in cache.glob("*/*/model.safetensors"))
     assert entries == ["mc_dropout", "mlp"]
+
+
+def test_a_cell_of_an_older_output_format_is_recomputed_with_its_old_id(tmp_path: Path) -> None:
+    from robustbnn.cli import main
+    from robustbnn.run.cells import OUTPUT_FORMAT
+
+    out = tmp_path / "out"
+    args = ["bench", "--suite", "smoke", "--models", "mlp", "--attacks", "fgsm",
+            "--robustness", "none", "--shift", "none", "--ood", "uniform", "--no-cache",
+            "--quiet", "--out", str(out)]
+    assert main(args) == 0
+    before = results_bytes(out)
+    (clean,) = [p for p in (out / "cells").glob("*.json")
+                if json.loads(p.read_text()).get("cell", {}).get("task") == "clean"]
+    payload = json.loads(clean.read_text())
+    assert payload["format"] == OUTPUT_FORMAT
+    # As an older robustbnn stored it: no format, no Brier or reliability rows.
+    del payload["format"]
+    payload["rows"] = [r for r in payload["rows"] if r["task"] == "clean"
+                       and r["metric"] != "brier"]
+    clean.write_text(json.dumps(payload))
+    assert main(args) == 0
+    again = json.loads(clean.read_text())
+    assert again["format"] == OUTPUT_FORMAT and again["cell"]["id"] == clean.stem
+    assert any(r["metric"] == "brier" for r in again["rows"])
+    # Same id, same random streams: the recomputed cell gives the same results, byte for byte
+    # (the wall-clock cost row aside).
+    assert results_bytes(out) == before

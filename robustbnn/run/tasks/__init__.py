@@ -22,20 +22,22 @@ from robustbnn.run.tasks import (
     targeted,
     train,
 )
+from robustbnn.run.tasks._faults import guarded
 
 TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
+# Evaluation tasks run guarded: NaN/inf logits become a numerical_fault row (tasks._faults).
 TASKS.register("train", train.run)
-TASKS.register("clean", clean.run)
-TASKS.register("fgsm", fgsm.run)
-TASKS.register("sanity", sanity.run)
-TASKS.register("targeted", targeted.run)
-TASKS.register("attack", attack.run)
-TASKS.register("indist", indist.run)
-TASKS.register("ood", ood.run)
-TASKS.register("heldout", heldout.run)
-TASKS.register("budget", budget.run)
-TASKS.register("detector_aware", detector_aware.run)
-TASKS.register("adv_ood", adv_ood.run)
-TASKS.register("shift", shift.run)
+TASKS.register("clean", guarded(clean.run))
+TASKS.register("fgsm", guarded(fgsm.run))
+TASKS.register("sanity", guarded(sanity.run))
+TASKS.register("targeted", guarded(targeted.run))
+TASKS.register("attack", guarded(attack.run))
+TASKS.register("indist", guarded(indist.run))
+TASKS.register("ood", guarded(ood.run))
+TASKS.register("heldout", guarded(heldout.run))
+TASKS.register("budget", guarded(budget.run))
+TASKS.register("detector_aware", guarded(detector_aware.run))
+TASKS.register("adv_ood", guarded(adv_ood.run))
+TASKS.register("shift", guarded(shift.run))
 
 __all__ = ["TASKS"]

@@ -12,7 +12,7 @@ from torch import Tensor
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.metrics.calibration import brier, reliability
 from robustbnn.metrics.classification import accuracy, ece, nll
-from robustbnn.ood import UNCERTAINTIES
+from robustbnn.ood import all_measures
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.predict import chunk_rows, sample_probs
 from robustbnn.report import names as N
@@ -51,9 +51,9 @@ def reliability_rows(ctx: Context, knobs: dict, mean: Tensor, y: Tensor) -> list
 def uncertainty_scores(probs: Tensor, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """Every registered uncertainty measure of probs (S, B, C), then the ``extra`` ones
     (:data:`robustbnn.ood.extra.EXTRA_MEASURES`), as float64 arrays (B,)."""
-    fns = {m: UNCERTAINTIES.get(m) for m in UNCERTAINTIES.names()}
-    fns |= {m: EXTRA_MEASURES.get(m) for m in extra}
-    return {m: fn(probs).double().cpu().numpy() for m, fn in fns.items()}
+    scores = all_measures(probs)
+    scores |= {m: EXTRA_MEASURES.get(m)(probs) for m in extra}
+    return {m: u.double().cpu().numpy() for m, u in scores.items()}
 
 
 def ranking_rows(ctx: Context, scores_in: dict[str, np.ndarray],

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from robustbnn import __version__, cache
-from robustbnn.config import override, parse_set, replace_checked
+from robustbnn.config import check_config, override, parse_set, replace_checked
 from robustbnn.data import DataBundle
 from robustbnn.models import MODELS, BayesianModule
 from robustbnn.models.base import code_identity
@@ -56,7 +56,12 @@ class FitRecord:
 
 def model_config(name: str, overrides: tuple[str, ...] | list[str], shrink: str = "") -> Any:
     """The model's default config, shrunk to the ``shrink`` budget its spec declares, with
-    ``name.field=value`` / ``*.field=value`` applied after."""
+    ``name.field=value`` / ``*.field=value`` applied after, every field range-checked.
+
+    Raises:
+        ConfigError: A value of the wrong type or out of its field's range, naming the model,
+            the field, the value and the allowed range.
+    """
     spec = MODELS.get(name)
     cfg = spec.config()
     if shrink:
@@ -69,7 +74,7 @@ def model_config(name: str, overrides: tuple[str, ...] | list[str], shrink: str 
     for owner, field, value in parse_set(list(overrides)):
         if owner == name or (owner == "*" and field in fields):
             cfg = override(cfg, field, value, owner=name)
-    return cfg
+    return check_config(cfg, owner=name)  # defaults and shrink budgets too, before any work
 
 
 def model_cache_key(name: str, mcfg: Any, data: DataBundle, seed: int) -> str:
