@@ -164,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
                            "model of a suite, then measure clean accuracy, FGSM robustness "
                            "and OOD detection; write a leaderboard.")
     bench.add_argument("--suite", default="default",
-                       help="named config: default (embedded MNIST, every model, about 20 min on "
+                       help="named config: default (embedded MNIST, every model, 20-25 min on "
                        "2 CPU cores), ci (what CI checks, ~1 min), smoke (seconds); see "
                        "--print-config")
     bench.add_argument("--models", type=_split_names, metavar="A,B",
