@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from robustbnn.data.root import ENV_VAR, sha256_file, unreadable
+from robustbnn.data.root import ENV_VAR, file_digest, sha256_file
 from robustbnn.errors import ConfigError, DataError
 
 # "unit": pixels in [0, 1], the model's input space. "bhn_reference": the scale the Bayesian
@@ -51,14 +51,7 @@ def md5_file(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
     Raises:
         DataError: If the file cannot be read, naming it.
     """
-    h = hashlib.md5(usedforsecurity=False)
-    try:
-        with open(path, "rb") as f:
-            while chunk := f.read(chunk_size):
-                h.update(chunk)
-    except OSError as err:
-        raise unreadable(path, err) from err
-    return h.hexdigest()
+    return file_digest(path, "md5", chunk_size=chunk_size)
 
 
 def verify_digest(path: str | Path, expected: str) -> None:

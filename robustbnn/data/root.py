@@ -58,7 +58,16 @@ def sha256_file(path: str | Path, *, chunk_size: int = 1 << 20) -> str:
     Raises:
         DataError: If the file cannot be read (missing, a folder, no permission), naming it.
     """
-    h = hashlib.sha256()
+    return file_digest(path, "sha256", chunk_size=chunk_size)
+
+
+def file_digest(path: str | Path, algorithm: str, *, chunk_size: int = 1 << 20) -> str:
+    """Hex digest of a file under ``algorithm`` (``"sha256"``, ``"md5"``), read in chunks.
+
+    Raises:
+        DataError: If the file cannot be read (missing, a folder, no permission), naming it.
+    """
+    h = hashlib.new(algorithm, usedforsecurity=False)
     try:
         with open(path, "rb") as f:
             while chunk := f.read(chunk_size):
