@@ -4,8 +4,9 @@ An entry ``cache_dir/<model name>/<key>/`` holds ``model.safetensors`` and ``con
 key hashes the model name, its config, the data fingerprint and the seed. ``config.json`` records
 the key, the name, the weights' sha256 and every tensor's shape and dtype, and :func:`load`
 checks them all before it copies a single weight: a damaged entry is logged, discarded and
-reported as a miss, with the model untouched. Writers rename a finished temporary folder into
-place and never delete a valid entry another process may be reading. To keep two processes from
+reported as a miss, with the model untouched; an entry of another configuration, name or
+architecture is refused and kept, naming ``--no-cache``. Writers rename a finished temporary
+folder into place and never delete a valid entry another process may be reading. To keep two processes from
 training the same model at once, hold :func:`lock` around load, train and save::
 
     with cache.lock(cache_dir, name, key):
@@ -56,6 +57,10 @@ class _Damaged(Exception):
 
 class _Mismatch(_Damaged):
     """An intact entry whose tensor names, shapes or dtypes differ from the model's."""
+
+
+class _Foreign(_Damaged):
+    """An entry that records another key (config hash) or model name than its folder's."""
 
 
 def resolve_cache_dir(cli_value: str | Path | None) -> Path:
@@ -113,9 +118,10 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
 
     Nothing is copied until ``config.json`` is a JSON object recording this ``key`` and
     ``name``, the weights have the recorded sha256 and load, and their names, shapes and dtypes
-    are exactly those of ``model.state_dict()``. A damaged entry is logged and discarded; an
-    intact one whose tensors do not fit the model is refused (never half-loaded, never
-    silently retrained over).
+    are exactly those of ``model.state_dict()``. A damaged entry (unreadable, unverifiable, or
+    of an older ``CACHE_FORMAT``) is logged and discarded; an entry that records another key
+    (config hash) or model name, or whose tensors do not fit the model, is refused and kept
+    (never half-loaded, never silently retrained over).
 
     Args:
         cache_dir: The cache root.
@@ -127,8 +133,9 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
         The metadata given to :func:`save`, or None when the entry is absent or damaged.
 
     Raises:
-        CacheMismatchError: The entry is intact, but its tensor names, shapes or dtypes are
-            not the model's (the model's code changed); the message names ``--no-cache``.
+        CacheMismatchError: The entry records another key or model name, or its tensor
+            names, shapes or dtypes are not the model's (the model's code changed); the
+            message names ``--no-cache``.
     """
     where = entry_dir(cache_dir, name, key)
     expected = _layout(model.state_dict())
@@ -143,6 +150,10 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
             f"cache entry {where} of model {name!r} does not fit the model built now ({err}): "
             "its code changed without a new ModelSpec.version; rerun with --no-cache, bump "
             "the version, or delete the entry") from None
+    except _Foreign as err:
+        raise CacheMismatchError(
+            f"cache entry {where} belongs to another configuration ({err}): it was moved or "
+            "copied into this folder; rerun with --no-cache, or delete the entry") from None
     except _Damaged as err:
         log.warning("cache entry %s is damaged (%s); discarding it", where, err)
         _discard(where, ident)
@@ -256,9 +267,11 @@ def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str
     record, meta = config.get("cache"), config.get("meta")
     if not (isinstance(record, dict) and isinstance(meta, dict)):
         raise _Damaged(f"{CONFIG} lacks its 'cache' and 'meta' objects")
-    for field, want in (("format", CACHE_FORMAT), ("key", key), ("model", name)):
-        if record.get(field) != want:
-            raise _Damaged(f"{CONFIG} records {field} {record.get(field)!r}, not {want!r}")
+    if record.get("format") != CACHE_FORMAT:  # an older cache layout: nothing to keep
+        raise _Damaged(f"{CONFIG} records format {record.get('format')!r}, not {CACHE_FORMAT!r}")
+    for field, want in (("key", key), ("model", name)):
+        if record.get(field) != want:  # another configuration's entry, moved or copied here
+            raise _Foreign(f"{CONFIG} records {field} {record.get(field)!r}, not {want!r}")
     digest = hashlib.sha256(raw_weights).hexdigest()
     if digest != record.get("sha256"):
         raise _Damaged(f"{WEIGHTS} has sha256 {digest}, {CONFIG} records "

@@ -177,8 +177,6 @@ def _consistent(build: Callable[[], nn.Module]) -> Callable[[Path, Path], None]:
 DAMAGE = {
     "invalid_json": (_invalid_json, "config.json is not valid JSON"),
     "json_list": (_json_list, "config.json holds a JSON list, not an object"),
-    "key_mismatch": (_key_mismatch, f"records key '{OTHER_KEY}', not '{KEY}'"),
-    "name_mismatch": (_name_mismatch, f"records model 'other', not '{NAME}'"),
     "swapped_weights": (_swapped_weights, "model.safetensors has sha256"),
     "wrong_sha256": (_wrong_sha256, f"config.json records '{'0' * 64}'"),
     "edited_tensor_table": (_edited_tensor_table, "tensor table in config.json does not match"),
@@ -189,9 +187,14 @@ DAMAGE = {
     "foreign_safetensors": (_foreign_safetensors, "model.safetensors has sha256"),
 }
 
-# Intact entries written by another version of the model's code: refused, never half-loaded,
-# never silently retrained over; the message names the way out.
+# Intact entries of another configuration (moved or copied into this key's folder) or written
+# by another version of the model's code: refused and kept, never half-loaded, never silently
+# retrained over; the message names the way out.
 MISMATCH = {
+    "key_mismatch": (_key_mismatch, f"belongs to another configuration (config.json records key "
+                                    f"'{OTHER_KEY}', not '{KEY}')"),
+    "name_mismatch": (_name_mismatch, f"belongs to another configuration (config.json records "
+                                      f"model 'other', not '{NAME}')"),
     "missing_tensor": (_consistent(lambda: _Net(bias=False)), "missing tensor(s) fc.bias"),
     "extra_tensor": (_consistent(lambda: _Net(extra=True)), "unexpected tensor(s) extra"),
     "wrong_shape": (_consistent(lambda: _Net(out=4)),
