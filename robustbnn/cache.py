@@ -6,8 +6,9 @@ the key, the name, the weights' sha256 and every tensor's shape and dtype, and :
 checks them all before it copies a single weight: a damaged entry is logged, discarded and
 reported as a miss, with the model untouched; an entry of another configuration, name or
 architecture is refused and kept, naming ``--no-cache``. Writers rename a finished temporary
-folder into place and never delete a valid entry another process may be reading. To keep two processes from
-training the same model at once, hold :func:`lock` around load, train and save::
+folder into place and never delete a valid entry another process may be reading. To keep two
+processes from training the same model at once, hold :func:`lock` around load, train and
+save::
 
     with cache.lock(cache_dir, name, key):
         meta = cache.load(cache_dir, name, key, model)

@@ -23,8 +23,6 @@ from robustbnn import __version__
 from robustbnn.errors import ConfigError, DeviceError, PluginError, UserError
 from robustbnn.folders import check_readable, check_writable
 
-log = logging.getLogger("robustbnn")
-
 ENTRY_POINT_GROUP = "robustbnn.models"
 
 
@@ -45,14 +43,22 @@ def load_plugins(modules: list[str]) -> None:
 
     Both end in the same ``MODELS.register`` call made by the imported module. ``--plugin``
     modules are found among the installed packages, then in the current folder.
+
+    A plug-in that fails to import is an error, whichever way it came: the default suite runs
+    every registered model, so skipping a broken one would silently shrink the leaderboard.
+
+    Raises:
+        PluginError: Naming the entry point (and its package) or the module, and the error.
     """
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
             ep.load()
-        except Exception as err:  # noqa: BLE001 - a broken third-party plug-in must not break the tool
-            log.warning("could not load model plug-in entry point %s (%s): %s: %s; its models "
-                        "are not registered", ep.name, ep.value, type(err).__name__,
-                        _one_line(err))
+        except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
+            package = f" of package {ep.dist.name}" if getattr(ep, "dist", None) else ""
+            raise PluginError(
+                f"model plug-in entry point {ep.name} = {ep.value}{package} cannot be imported "
+                f"({type(err).__name__}: {_one_line(err)}); fix or uninstall the package that "
+                "declares it (--debug shows the traceback)") from err
     if modules and "" not in sys.path and os.getcwd() not in sys.path:
         # As `python -m` does (appended, so installed packages come first): a plug-in module
         # in the folder robustbnn runs from, such as the repository's examples/, imports.

@@ -170,3 +170,33 @@ def test_names_from_data_are_escaped_and_never_math_text(tmp_path: Path) -> None
         html = (folder / "leaderboard.html").read_text()
         assert "<img" not in md and "<img src=x" not in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in md
+
+
+@pytest.mark.parametrize(("source", "words"), [
+    ("raise RuntimeError('boom at import')", ["RuntimeError: boom at import"]),
+    ("def broken(:\n    pass", ["SyntaxError"]),
+    ("import no_such_dependency_xyz", ["ModuleNotFoundError", "no_such_dependency_xyz"]),
+])
+def test_an_entry_point_that_fails_on_import_is_one_line_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        source: str, words: list[str]) -> None:
+    """An installed plug-in that breaks stops the run: skipping it would shrink the default
+    suite's leaderboard (every registered model) without a word."""
+    from importlib.metadata import EntryPoint
+
+    import robustbnn.cli as cli
+
+    name = f"broken_ep_{abs(hash(source))}"
+    (tmp_path / f"{name}.py").write_text(source + "\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = EntryPoint(name="broken", value=name, group=cli.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(cli, "entry_points", lambda *, group: [ep])
+    names = MODELS.names()
+    assert main(["bench", "--suite", "smoke", "--models", "mlp", "--out",
+                 str(tmp_path / "out")]) == 2
+    line = _error_line(capsys)
+    assert line.startswith(f"robustbnn: error: model plug-in entry point broken = {name} cannot "
+                           "be imported (")
+    assert all(w in line for w in words) and "fix or uninstall the package" in line
+    assert MODELS.names() == names
+    assert not (tmp_path / "out").exists()  # nothing ran

@@ -9,7 +9,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import logging
 import pickle
 import re
 import struct
@@ -20,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 from torch import nn
 
 from robustbnn import cache
