@@ -6,10 +6,15 @@ Two on-disk forms are read, the first one present winning:
    sample of 1,000 images per letter from ``notMNIST_small`` (10,000 images, already shuffled),
    checked against its sha256 (``shared/data/SHA256SUMS``);
 2. ``<root>/notmnist/notMNIST_small.tar.gz``: the original archive (folders ``A`` … ``J`` of
-   28×28 PNGs), checked against its sha256 when one is known (``checksums`` or
-   :data:`ARCHIVE_SHA256`), else against its size (8,458,043 bytes, the only integrity value
-   the Udacity notebooks publish), and read in memory with every member size-bounded. With
-   ``download=True`` it is fetched over https when neither file is present.
+   28×28 PNGs), read in memory with every member size-bounded. It is checked against its
+   sha256 when one is known (``checksums`` or :data:`ARCHIVE_SHA256`); no digest of it is
+   published, so otherwise against its size (8,458,043 bytes, the only integrity value the
+   Udacity notebooks publish) and its content: it must decode to exactly
+   :data:`ARCHIVE_IMAGES` images.
+
+With ``download=True`` and neither file present, the IDX images (form 1) are fetched over https
+from the conversion's repository at a pinned commit and verified by their sha256 before they
+are put in place; the unverifiable archive is never downloaded.
 
 References:
     Bulatov, "notMNIST dataset", 2011,
@@ -21,6 +26,7 @@ References:
 from __future__ import annotations
 
 import logging
+import os
 import tarfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -47,14 +53,18 @@ log = logging.getLogger(__name__)
 FOLDER = "notmnist"
 IMAGES = "t10k-images-idx3-ubyte.gz"
 ARCHIVE = "notMNIST_small.tar.gz"
-# The https mirror the Udacity/TensorFlow notebooks fetch from (the original host,
-# yaroslavvb.com, serves plain http).
-ARCHIVE_URL = "https://commondatastorage.googleapis.com/books1000/notMNIST_small.tar.gz"
+# What --download fetches: the IDX images of davidflanagan/notMNIST-to-MNIST at the commit whose
+# files shared/data/PROVENANCE.md records, over https, verified by NOTMNIST_SHA256 below.
+IMAGES_URL = ("https://raw.githubusercontent.com/davidflanagan/notMNIST-to-MNIST/"
+              "17823f4d4a3acd8317c07866702d2eb2ac79c7a0/" + IMAGES)
 ARCHIVE_BYTES = 8_458_043
-# sha256 of the original notMNIST_small.tar.gz: not yet recorded (no copy could be hashed when
-# this was written). While it is None the archive is checked by size, unless the caller passes
-# its digest in ``checksums``; fill it in from a verified copy.
+# sha256 of the original notMNIST_small.tar.gz: none is published and no copy could be hashed
+# here. While it is None a local archive is checked by size and by its decoded image count,
+# unless the caller passes its digest in ``checksums``; fill it in from a verified copy.
 ARCHIVE_SHA256: str | None = None
+# notMNIST_small holds 18,726 PNGs, two of them empty files that no reader can decode.
+KNOWN_UNREADABLE = 2
+ARCHIVE_IMAGES = 18_724
 MAX_MEMBER_BYTES = 1 << 20  # a 28x28 grayscale PNG is under 2 kB; bounds memory per member
 _FIX = "delete it and re-download (--download), or point --data-root at a good copy"
 LETTERS = "ABCDEFGHIJ"
@@ -65,8 +75,6 @@ NOTMNIST_SHA256: dict[str, str] = {
     "t10k-labels-idx1-ubyte.gz":
         "1fa03836e01c862542f8eb83463bb951bebec6fcb3efa28dad748c6b38a9021b",
 }
-# notMNIST_small holds 18,726 PNGs, two of them empty files that no reader can decode.
-KNOWN_UNREADABLE = 2
 
 
 def notmnist_available(data_root: Path) -> bool:
@@ -151,15 +159,28 @@ def _size_check(path: Path, name: str) -> Callable[[int, int], None]:
     return check
 
 
-def _download(folder: Path) -> None:
-    """Fetch ``notMNIST_small.tar.gz`` into ``folder`` with torchvision's downloader."""
+def _download(folder: Path, sha256: str) -> None:
+    """Fetch the IDX images into ``folder``: to a temporary name, verified, then renamed.
+
+    A download that fails its sha256 is deleted (it was never the user's file) and refused.
+    """
+    tmp = f".{IMAGES}.{os.getpid()}.part"
     try:
         import torchvision.datasets.utils
 
         folder.mkdir(parents=True, exist_ok=True)
-        torchvision.datasets.utils.download_url(ARCHIVE_URL, str(folder), filename=ARCHIVE)
+        torchvision.datasets.utils.download_url(IMAGES_URL, str(folder), filename=tmp)
     except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
+        (folder / tmp).unlink(missing_ok=True)
         raise download_error("notMNIST", e, folder) from e
+    try:
+        verify_digest(folder / tmp, sha256)
+    except DataError as e:
+        (folder / tmp).unlink(missing_ok=True)
+        raise DataError(f"the notMNIST download from {IMAGES_URL} failed its sha256 check "
+                        f"({e}); it was deleted; retry later, or copy {IMAGES} into {folder}"
+                        ) from None
+    os.replace(folder / tmp, folder / IMAGES)
 
 
 def _check_size(path: Path, expected: int | None) -> None:
@@ -183,6 +204,7 @@ def load_notmnist(
     download: bool = False,
     checksums: Mapping[str, str] | None = None,
     archive_bytes: int | None = ARCHIVE_BYTES,
+    archive_images: int | None = ARCHIVE_IMAGES,
 ) -> Tensor:
     """Load notMNIST images, the IDX sample if present, else the original archive.
 
@@ -196,12 +218,15 @@ def load_notmnist(
         preprocessing: ``"unit"`` gives [0, 1]; ``"bhn_reference"`` gives [-0.5, 0.5], the
             Udacity scale ``(x - 127.5) / 255`` of the ``notMNIST.pickle`` the Bayesian
             Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000 images).
-        download: If neither file is present, fetch ``notMNIST_small.tar.gz`` (needs network).
+        download: If neither file is present, fetch the IDX images over https and verify
+            their sha256 (needs network).
         checksums: File name -> expected sha256 of the IDX files and, optionally, of the
             archive; defaults to :data:`NOTMNIST_SHA256`. Tests pass the digests of their own
             fixtures.
         archive_bytes: Expected size of the archive, checked only when no sha256 is known for
             it; None skips the size check.
+        archive_images: How many images the archive must decode to, checked only when no
+            sha256 is known for it; None skips the check.
 
     Returns:
         float32 tensor of shape (N, 1, 28, 28).
@@ -217,7 +242,9 @@ def load_notmnist(
     folder = Path(data_root) / FOLDER
     idx, archive = folder / IMAGES, folder / ARCHIVE
     if not idx.is_file() and not archive.is_file() and download:
-        _download(folder)
+        if IMAGES not in checksums:
+            raise DataError(f"no sha256 known for {idx}; pass checksums for it")
+        _download(folder, checksums[IMAGES])
     if idx.is_file():
         if IMAGES not in checksums:
             raise DataError(f"no sha256 known for {idx}; pass checksums for it")
@@ -233,6 +260,10 @@ def load_notmnist(
         else:
             _check_size(archive, archive_bytes)
         images = read_notmnist_archive(archive)
+        if not digest and archive_images is not None and len(images) != archive_images:
+            raise DataError(f"{archive}: decoded {len(images):,} images, not the "
+                            f"{archive_images:,} of notMNIST_small.tar.gz (no sha256 of it is "
+                            f"published, so its content is checked); {_FIX}")
         if n > len(images):
             raise DataError(f"{archive}: decoded {len(images)} images, fewer than the {n} "
                             f"requested; {_FIX}")

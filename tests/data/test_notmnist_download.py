@@ -1,4 +1,6 @@
-"""notMNIST's archive: fetched over https, verified by sha256 when its digest is known."""
+"""notMNIST's download: the IDX images over https at a pinned commit, verified by sha256 before
+they are put in place; the original archive, for which no digest is published, is never
+downloaded, and a local copy of it is checked by its sha256, else its size and content."""
 
 from __future__ import annotations
 
@@ -9,20 +11,33 @@ import torch
 import torchvision.datasets.utils
 
 from robustbnn.data import sha256_file
-from robustbnn.data.notmnist import ARCHIVE, ARCHIVE_URL, load_notmnist
+from robustbnn.data.idx import write_idx
+from robustbnn.data.notmnist import (
+    ARCHIVE,
+    ARCHIVE_IMAGES,
+    IMAGES,
+    IMAGES_URL,
+    NOTMNIST_SHA256,
+    load_notmnist,
+)
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import write_notmnist_tar
 
 
-def test_archive_url_is_https() -> None:
-    assert ARCHIVE_URL.startswith("https://")
+def test_download_url_is_https_at_a_pinned_commit() -> None:
+    assert IMAGES_URL.startswith("https://raw.githubusercontent.com/davidflanagan/")
+    commit = IMAGES_URL.split("/")[-2]
+    assert len(commit) == 40 and int(commit, 16) >= 0 and IMAGES_URL.endswith("/" + IMAGES)
+    assert IMAGES in NOTMNIST_SHA256  # what is downloaded has a digest to be checked against
 
 
 @pytest.fixture
 def served(tmp_path, monkeypatch):
-    """A fake downloader serving a fixture archive (no network); returns (source, calls)."""
-    source = tmp_path / "served.tar.gz"
-    write_notmnist_tar(source, {"A": 2, "B": 1}, seed=3)
+    """A fake downloader serving fixture IDX images (no network); returns (source, calls)."""
+    import numpy as np
+
+    source = tmp_path / "served.gz"
+    write_idx(source, np.random.default_rng(3).integers(0, 256, (5, 28, 28), dtype=np.uint8))
     calls = []
 
     def fake_download_url(url, root, filename=None, md5=None):
@@ -33,22 +48,22 @@ def served(tmp_path, monkeypatch):
     return source, calls
 
 
-def test_download_verified_by_sha256_not_size(tmp_path, served):
+def test_download_verified_by_sha256(tmp_path, served):
     source, calls = served
     root = tmp_path / "root"
-    root.mkdir()
-    # archive_bytes is wrong on purpose: with a sha256 known, the size is not what decides
-    x = load_notmnist(root, download=True, checksums={ARCHIVE: sha256_file(source)},
-                      archive_bytes=1)
-    assert calls == [ARCHIVE_URL] and x.shape == (3, 1, 28, 28)
+    x = load_notmnist(root, download=True, checksums={IMAGES: sha256_file(source)})
+    assert calls == [IMAGES_URL] and x.shape == (5, 1, 28, 28)
+    assert sorted(p.name for p in (root / "notmnist").iterdir()) == [IMAGES]
+    assert sha256_file(root / "notmnist" / IMAGES) == sha256_file(source)
 
 
-def test_download_with_wrong_sha256_is_refused(tmp_path, served):
+def test_download_with_wrong_sha256_is_refused_and_deleted(tmp_path, served):
     root = tmp_path / "root"
-    root.mkdir()
-    with pytest.raises(DataError, match=r"checksum mismatch for .*notMNIST_small.tar.gz: "
-                                        r"expected sha256 0{64}, got "):
-        load_notmnist(root, download=True, checksums={ARCHIVE: "0" * 64})
+    with pytest.raises(DataError, match=r"^the notMNIST download from https://\S+ failed its "
+                                        r"sha256 check \(checksum mismatch for .*: expected "
+                                        r"sha256 0{64}, got .*\); it was deleted; retry later"):
+        load_notmnist(root, download=True, checksums={IMAGES: "0" * 64})
+    assert list((root / "notmnist").iterdir()) == []  # nothing unverified is left in place
 
 
 def test_same_size_archive_with_other_content_is_refused(tmp_path):
@@ -60,3 +75,16 @@ def test_same_size_archive_with_other_content_is_refused(tmp_path):
     with pytest.raises(DataError, match="checksum mismatch"):
         load_notmnist(tmp_path, checksums={ARCHIVE: good}, archive_bytes=path.stat().st_size)
     assert torch.is_tensor(load_notmnist(tmp_path, checksums={ARCHIVE: sha256_file(path)}))
+
+
+def test_archive_without_a_digest_must_decode_to_every_image(tmp_path):
+    """No sha256 of notMNIST_small.tar.gz is published: a right-sized archive is still
+    refused unless it decodes to all 18,724 images (a same-size archive of undecodable or
+    missing PNGs would otherwise score OOD on a fraction of the set)."""
+    path = tmp_path / "notmnist" / ARCHIVE
+    write_notmnist_tar(path, {"A": 2, "B": 1}, seed=0)
+    with pytest.raises(DataError, match=f"decoded 3 images, not the {ARCHIVE_IMAGES:,} of "
+                                        "notMNIST_small.tar.gz"):
+        load_notmnist(tmp_path, archive_bytes=path.stat().st_size)
+    assert len(load_notmnist(tmp_path, archive_bytes=path.stat().st_size,
+                             archive_images=3)) == 3
