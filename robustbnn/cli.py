@@ -115,8 +115,13 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
-def _add_execution(parser: argparse.ArgumentParser) -> None:
-    """The options of how cells run (shared by bench and reproduce)."""
+def _jobs(text: str) -> int:
+    """``--jobs``: a positive whole number, or ``auto`` (0: robustbnn.bench.auto_jobs)."""
+    return 0 if text == "auto" else _positive_int(text)
+
+
+def _add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
+    """The options of how cells run (shared by bench and reproduce; ``jobs``: the default)."""
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="model cache (default: $ROBUSTBNN_CACHE, else the user cache "
@@ -126,8 +131,10 @@ def _add_execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
                         help="download missing dataset files (needs network)")
     grid = parser.add_argument_group("execution (none of these changes a number)")
-    grid.add_argument("--jobs", type=_positive_int, default=1, metavar="N",
-                      help="run cells in N local worker processes (default 1: in-process)")
+    grid.add_argument("--jobs", type=_jobs, default=_jobs(jobs), metavar="N|auto",
+                      help=f"run cells in N local worker processes, 1 = in-process; auto = one "
+                           f"per CPU core (at most 8) on the CPU, 1 on a GPU or with Ray "
+                           f"(default: {jobs}; $ROBUSTBNN_JOBS sets what auto means)")
     grid.add_argument("--executor", choices=["local", "ray"], default="local",
                       help="local (default; --jobs for a process pool) or ray: each cell a Ray "
                            "task (pip install 'robustbnn[ray]')")
@@ -217,7 +224,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--plan", action="store_true",
                        help="print the run's cells, their dependencies and which are already "
                             "done in --out, and exit without running anything")
-    _add_execution(bench)
+    _add_execution(bench, jobs="auto")
 
     report = sub.add_parser(
         "report", parents=[common], help="re-render reports from stored run folders",
@@ -266,7 +273,9 @@ def _parser() -> argparse.ArgumentParser:
                             "report shows the others as not run")
     repro.add_argument("--plan", action="store_true",
                        help="print every run's cells and which are done, and exit")
-    _add_execution(repro)
+    # One job by default: the committed reproductions (reports/reproductions/) were run in one
+    # process with all cores' threads, and float reductions depend on the thread count.
+    _add_execution(repro, jobs="1")
 
     check = sub.add_parser(
         "check", parents=[common], help="check models against the model contract",
@@ -358,15 +367,17 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
 
 
 def _bench_options(args: argparse.Namespace, argv: list[str], out: Path, suite: str):  # noqa: ANN202
-    from robustbnn.bench import BenchOptions
+    from robustbnn.bench import BenchOptions, auto_jobs
     from robustbnn.cache import resolve_cache_dir
 
+    device = resolve_device(args.device)
     return BenchOptions(
-        out_dir=out, suite=suite, device=resolve_device(args.device),
+        out_dir=out, suite=suite, device=device,
         data_root=_data_root(args),
         cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
         download=args.download, progress=not args.quiet and sys.stderr.isatty(),
-        save_scores=getattr(args, "save_scores", True), executor=args.executor, jobs=args.jobs,
+        save_scores=getattr(args, "save_scores", True), executor=args.executor,
+        jobs=args.jobs or auto_jobs(device, args.executor),
         threads=args.threads, retries=args.retries, ray_address=args.ray_address,
         plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
 

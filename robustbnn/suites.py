@@ -246,7 +246,8 @@ QUICK_BUDGET = (
 # (2026-11-25, fresh cache, 17 models) at 200 points: budget 273 s, detector-aware 108 s,
 # adversarial OOD 146 s of a 1,661 s default run, so the default suite went back to 100 points
 # (and 200 targeted digits) to make room for the dataset-shift cells: 1,406 s in all on the
-# same machine (training 619 s, budget 162 s, FGSM 147 s, shift 129 s, adversarial OOD 95 s).
+# same machine (training 619 s, budget 162 s, FGSM 147 s, shift 129 s, adversarial OOD 95 s),
+# and 936 s with the bench's default --jobs auto (two one-thread workers on 2 cores).
 DEFAULT_ROBUSTNESS = {
     "robustness": ("budget", "detector_aware", "adversarial_ood"), "n_robust": 100,
     "budget_s_attack": (1, 4, 16), "budget_steps": (10, 40), "square_queries": 100,

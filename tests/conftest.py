@@ -38,5 +38,7 @@ def _seeded():
 
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
-    """Never write to the user's cache from a test."""
+    """Never write to the user's cache from a test; run bench cells in-process (``--jobs
+    auto`` would spawn workers, which see none of a test's monkeypatches)."""
     monkeypatch.setenv("ROBUSTBNN_CACHE", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.setenv("ROBUSTBNN_JOBS", "1")

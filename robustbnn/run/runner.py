@@ -136,5 +136,10 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
             done.add(cell.id)
             (report.reused if outcome["reused"] else report.ran).append(cell.id)
             bar.update()
+            if not progress:  # no bar (a log file, a pipe): one line per finished cell
+                finished_cells = (len(report.reused) + len(report.ran) + len(report.failed)
+                                  + len(report.skipped))
+                log.info("[%d/%d] %s: %.1f s", finished_cells, len(plan.cells), cell.label,
+                         outcome["seconds"])
     bar.close()
     return report

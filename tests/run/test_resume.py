@@ -29,14 +29,18 @@ def test_sigkill_at_three_random_moments_then_resume_gives_identical_results(
         baseline: tuple[Path, float], tmp_path: Path) -> None:
     reference, seconds = baseline
     out, rng = tmp_path / "out", random.Random(12)
-    logs = []
+    logs, kills = [], 0
     for _ in range(3):
         proc = subprocess.Popen(bench_cmd(out), stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, env=env())
         time.sleep(rng.uniform(0.2, 0.8) * seconds)
         proc.send_signal(signal.SIGKILL)
         logs.append(proc.communicate()[0])
-        assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
+        if proc.returncode != -signal.SIGKILL:  # a resumed run had less left than the sleep
+            assert proc.returncode == 0, logs[-1]
+            break
+        kills += 1
+    assert kills >= 1, "the first run ended before it was killed"
     final = run(bench_cmd(out))
     assert final.returncode == 0, final.stderr
     assert "reusing" in "".join(logs) + final.stderr, "no finished cell was ever reused"
