@@ -272,13 +272,19 @@ def test_quiet_writes_nothing_to_the_terminal(tmp_path: Path,
     assert capsys.readouterr() == ("", "")
 
 
-def test_non_tty_gets_no_progress_bars_or_summary_table(
+def test_non_tty_gets_a_line_per_cell_but_no_progress_bars_or_summary_table(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
     out = tmp_path / "out"
     assert main(["bench", "--suite", "smoke", "--models", "mlp", "--out", str(out),
                  "--cache-dir", str(tmp_path / "cache")]) == 0
     captured = capsys.readouterr()
-    assert "%|" not in captured.err and "train mlp" not in captured.err
+    assert "%|" not in captured.err
+    lines = [line for line in captured.err.splitlines() if line.startswith("[")]
+    assert len(lines) == 19 and lines[0].startswith("[1/19] train mlp: ")
+    assert all(re.fullmatch(rf"\[{k}/19\] .+: \d+\.\d s", line)
+               for k, line in enumerate(lines, 1))
     assert captured.out == (f"wrote {len(pd.read_csv(out / 'results.csv'))} results and the "
                             f"reports to {out}/ (results.csv, run.json, leaderboard.md/.csv/"
                             ".json/.html, ood.md, figures/)\n")
