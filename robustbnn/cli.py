@@ -130,7 +130,9 @@ def _add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
                         help="load and save trained models (default: on)")
     parser.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
                         help="download missing dataset files (needs network)")
-    grid = parser.add_argument_group("execution (none of these changes a number)")
+    grid = parser.add_argument_group(
+        "execution (none of these changes a number, except that the torch threads per cell "
+        "change float rounding)")
     grid.add_argument("--jobs", type=_jobs, default=_jobs(jobs), metavar="N|auto",
                       help=f"run cells in N local worker processes, 1 = in-process; auto = one "
                            f"per CPU core (at most 8) on the CPU, 1 on a GPU or with Ray "
