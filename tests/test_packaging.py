@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # requires-python is >= 3.10; the test extra installs tomli there
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
