@@ -6,9 +6,11 @@ log p̄(y | x) = log (1/S) Σ_s softmax(f_s(x)), computed with logsumexp, so tor
 cross-entropy is exactly our ``objective="predictive"`` loss, −log p̄(y | x). Each forward
 draws ``n_samples`` fresh posterior samples from the module's generator.
 
-torchattacks calls ``model.eval()`` before attacking. That is harmless here: a registry model
-samples the same way in either mode (the contract tests check it), so dropout stays on for
-``mc_dropout`` and weight noise stays on for BbB. The wrapper never switches modes itself.
+torchattacks calls ``eval()`` (or ``train()``) on the module it attacks. The wrapper keeps
+that to itself: its ``train`` records the mode on the wrapper only, so the registry model's
+mode stays as the harness set it (STYLE.md §2). Either way a registry model samples the same
+in both modes (the contract tests check it): dropout stays on for ``mc_dropout`` and weight
+noise for BbB.
 
 torchattacks pins ``requests~=2.25.1``; install it in an isolated environment or with
 ``pip install --no-deps torchattacks`` (its other requirements are robustbnn's own).
@@ -51,6 +53,12 @@ class PredictiveModule(nn.Module):
         self.n_samples = n_samples
         self.generator = generator
         self.name = name
+
+    def train(self, mode: bool = True) -> PredictiveModule:
+        """Set this wrapper's mode only (``eval()`` calls it too): the wrapped model's mode is
+        the harness's, never an attack library's."""
+        self.training = mode
+        return self
 
     def forward(self, x: Tensor) -> Tensor:
         """log of the MC predictive mean, (B, C): a valid ``CrossEntropyLoss`` input.

@@ -65,6 +65,20 @@ def test_torchattacks_fgsm_matches_ours_on_mc_dropout_with_the_same_samples() ->
     assert torch.equal(theirs, ours)
 
 
+@pytest.mark.parametrize("mode", [True, False])
+def test_torchattacks_never_switches_the_wrapped_models_mode(mode: bool) -> None:
+    model = _model("mc_dropout")
+    model.train(mode)
+    x, y = _data()
+    net = PredictiveModule(model, n_samples=4, generator=torch.Generator().manual_seed(4))
+    seen = []
+    net.register_forward_pre_hook(lambda module, args: seen.append(model.training))
+    torchattacks.FGSM(net, eps=0.1)(x, y)  # calls net.eval() before attacking
+    net.eval()
+    assert seen == [mode] and model.training is mode
+    assert all(m.training is mode for m in model.modules())
+
+
 def test_rejects_zero_samples() -> None:
     with pytest.raises(ValueError, match="n_samples must be >= 1, got 0"):
         PredictiveModule(_model("mlp"), n_samples=0)
