@@ -241,14 +241,13 @@ def load_notmnist(
     checksums = NOTMNIST_SHA256 if checksums is None else checksums
     folder = Path(data_root) / FOLDER
     idx, archive = folder / IMAGES, folder / ARCHIVE
-    if not idx.is_file() and not archive.is_file() and download:
+    if idx.is_file() or (download and not archive.is_file()):
         if IMAGES not in checksums:
             raise DataError(f"no sha256 known for {idx}; pass checksums for it")
-        _download(folder, checksums[IMAGES])
-    if idx.is_file():
-        if IMAGES not in checksums:
-            raise DataError(f"no sha256 known for {idx}; pass checksums for it")
-        verify_digest(idx, checksums[IMAGES])
+        if idx.is_file():
+            verify_digest(idx, checksums[IMAGES])
+        else:
+            _download(folder, checksums[IMAGES])  # verified before it is put in place
         images = read_idx(idx)
         if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
             raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "
