@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 
 from robustbnn.report.attack_detail import attack_markdown
+from robustbnn.report.combine import check_seeds_of_one_configuration
 from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.figures import write_figures
 from robustbnn.report.html import to_html
@@ -82,12 +83,15 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, list[dict]]:
     Raises:
         RunFolderError: For a missing folder, a missing/corrupt ``results.jsonl`` or
             ``run.json``.
+        CombineError: When several runs are not distinct seeds of one configuration
+            (:mod:`robustbnn.report.combine`).
     """
     frames, runs = [], []
     for i, run_dir in enumerate(run_dirs):
         results, run = _load_one(Path(run_dir))
         frames.append(results.assign(run=i))
         runs.append(run)
+    check_seeds_of_one_configuration(runs, [Path(d) for d in run_dirs])
     return pd.concat(frames, ignore_index=True), runs
 
 

@@ -1,0 +1,105 @@
+"""Which run folders may be combined into one mean ± std leaderboard: seeds of one configuration.
+
+``robustbnn report A B C --out DIR`` averages the runs' numbers per model and column, which is
+only a seed average when the runs differ in nothing but their seed. Two runs of another suite,
+model list, data, override or device would be averaged into numbers of no configuration at all,
+so :func:`check_seeds_of_one_configuration` refuses them before anything is rendered, naming
+the fields that differ; two runs of the same seed would count one draw twice in the spread, so
+they are refused too.
+
+What must agree, read from each ``run.json``: ``config`` (the full bench config, every field
+but ``seed``), the data fingerprint (``data.fingerprint``) and the run device. The robustbnn
+version, git commit, timings and executor may differ: they do not decide a number's meaning.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from robustbnn.errors import BadValueError
+
+__all__ = ["CombineError", "check_seeds_of_one_configuration", "configuration"]
+
+SHOWN = 3  # differing fields named in the message, at most
+
+
+class CombineError(BadValueError):
+    """Run folders that are not seeds of one configuration, given to be combined."""
+
+
+def configuration(run: dict[str, Any]) -> dict[str, Any]:
+    """The fields of a parsed ``run.json`` that must agree between seeds, flattened to dotted
+    names (``config.models``, ``data.fingerprint``, ``device``); the seed is left out.
+
+    Example:
+        >>> configuration({"seed": 1, "device": "cpu", "config": {"seed": 1, "models": ["a"]}})
+        {'config.models': '["a"]', 'device': '"cpu"'}
+    """
+    out: dict[str, Any] = {}
+    for key, value in sorted((run.get("config") or {}).items()):
+        if key != "seed":
+            out[f"config.{key}"] = _text(value)
+    fingerprint = (run.get("data") or {}).get("fingerprint")
+    if fingerprint is not None:
+        out["data.fingerprint"] = _text(fingerprint)
+    if run.get("device") is not None:
+        out["device"] = _text(run["device"])
+    return out
+
+
+def _text(value: Any) -> str:
+    """A canonical text of a JSON value, so lists and tuples of equal items compare equal."""
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def check_seeds_of_one_configuration(runs: Sequence[dict[str, Any]],
+                                     run_dirs: Sequence[Path]) -> None:
+    """Refuse runs that are not distinct seeds of one configuration (one run always passes).
+
+    Args:
+        runs: The parsed ``run.json`` of each folder.
+        run_dirs: The folders, in the same order (for the message).
+
+    Raises:
+        CombineError: Naming the fields that differ and a value from each side, or the runs
+            that share a seed.
+
+    Example:
+        >>> a = {"seed": 0, "config": {"seed": 0, "models": ["mlp"]}}
+        >>> b = {"seed": 1, "config": {"seed": 1, "models": ["mlp"]}}
+        >>> check_seeds_of_one_configuration([a, b], [Path("s0"), Path("s1")])
+    """
+    if len(runs) < 2:
+        return
+    first = configuration(runs[0])
+    for run, run_dir in zip(runs[1:], run_dirs[1:], strict=True):
+        other = configuration(run)
+        differ = [k for k in sorted(first.keys() | other.keys()) if first.get(k) != other.get(k)]
+        if differ:
+            shown = "; ".join(f"{k}: {_short(first.get(k))} in {run_dirs[0]}, "
+                              f"{_short(other.get(k))} in {run_dir}" for k in differ[:SHOWN])
+            more = f" (and {len(differ) - SHOWN} more)" if len(differ) > SHOWN else ""
+            raise CombineError(
+                f"{len(runs)} runs were given to combine as mean ± std, but they are not seeds "
+                f"of one configuration: they differ in {len(differ)} field(s) besides the seed, "
+                f"{shown}{more}; report each run alone, or combine runs of the same command "
+                "that differ only in --seed")
+    seen: dict[Any, Path] = {}
+    for run, run_dir in zip(runs, run_dirs, strict=True):
+        seed = run.get("seed")
+        if seed in seen:
+            raise CombineError(
+                f"{seen[seed]} and {run_dir} are both seed {seed} of one configuration: the "
+                "same draw would count twice in the mean ± std; combine runs of distinct "
+                "--seed values")
+        seen[seed] = run_dir
+
+
+def _short(text: str | None) -> str:
+    """A value for the message: absent, or its JSON text cut to 60 characters."""
+    if text is None:
+        return "absent"
+    return text if len(text) <= 60 else text[:57] + "..."
