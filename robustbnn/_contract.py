@@ -132,10 +132,40 @@ class Clauses:
             if not torch.allclose(a, a[:1].expand_as(a)):
                 raise Broken("stochastic=False, but the samples of one call differ")
 
+    def logits(self, sample: Sampler | None = None) -> None:
+        """Logits, not probabilities: not every row is non-negative and sums to 1."""
+        out = self.draw(sample or self.model.sample_logits, 0)  # (S, B, C)
+        if not out.is_floating_point():
+            return  # clause dtype_finite's to report
+        # Float tolerance of a row sum: C roundings of size eps, with room to spare.
+        tol = 10 * out.shape[-1] * torch.finfo(out.dtype).eps
+        off = (out.double().sum(-1) - 1).abs()  # (S, B)
+        if out.numel() and (out >= 0).all() and (off <= tol).all():
+            raise Broken(f"returns probabilities, not logits: every row of its "
+                         f"{tuple(out.shape)} output is non-negative and sums to 1 (max "
+                         f"|sum - 1| {off.max().item():.3g}); return the unnormalised scores "
+                         "(the harness applies softmax)")
+
+    def same_generator_same_samples(self, first: Tensor, seed: int, n: int, where: str) -> None:
+        """Before a clause compares two draws: equal generators reproduce ``first`` (``n``
+        samples from ``seed``) at all.
+
+        Otherwise a difference the clause sees says nothing about what it checks (train/eval
+        mode, the cache): the samples come from somewhere other than the generator.
+        """
+        again = self.draw(self.model.sample_logits, seed, n)
+        if not equal(first, again):
+            raise Broken(f"two calls {where} with generators seeded alike already differ (max "
+                         f"|diff| {max_diff(first, again)}), so this clause cannot tell "
+                         "anything else apart: the samples do not come from the generator "
+                         "argument alone (a draw from torch's global RNG, or another "
+                         "source); thread the generator to every random draw")
+
     def train_eval(self) -> None:
         """Samples do not depend on train()/eval(), and eval() does not switch them off."""
         self.model.eval()
         in_eval = self.draw(self.model.sample_logits, 3, S_VARY)
+        self.same_generator_same_samples(in_eval, 3, S_VARY, "in eval()")
         self.model.train()
         in_train = self.draw(self.model.sample_logits, 3, S_VARY)
         if not equal(in_eval, in_train):
@@ -199,6 +229,7 @@ class Clauses:
             if cache.load(Path(tmp), "model", "roundtrip", fresh) is None:
                 raise Broken("the entry just saved did not load")
         a, b = self.draw(self.model.sample_logits, 7), self.draw(fresh.sample_logits, 7)
+        self.same_generator_same_samples(a, 7, self.S, "of the saved model")
         if not equal(a, b):
             raise Broken("a fresh build loaded from the cache samples differently (max |diff| "
                          f"{max_diff(a, b)}): keep everything sampling reads (including what "
@@ -210,8 +241,8 @@ class Clauses:
         if sample is None:
             return "no attack_logits (attacks use sample_logits)"
         broken = []
-        for clause in ("shape", "dtype_finite", "input_gradient", "reproducible", "variation",
-                       "global_rng", "state_unchanged"):
+        for clause in ("shape", "dtype_finite", "logits", "input_gradient", "reproducible",
+                       "variation", "global_rng", "state_unchanged"):
             try:
                 getattr(self, clause)(sample)
             except Exception as err:  # noqa: BLE001

@@ -22,12 +22,12 @@ from typing import Any
 import torch
 
 from robustbnn import __version__
-from robustbnn.config import parse_set
 from robustbnn.data import DATASETS
 from robustbnn.data.heldout import heldout_name
 from robustbnn.data.ood_sets import check_preprocessing
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
+from robustbnn.plugins import plugin_paths
 from robustbnn.report.render import render
 from robustbnn.report.schema import Result
 from robustbnn.report.scores import write_scores
@@ -39,7 +39,8 @@ from robustbnn.run.plan import Plan, build_plan, check_names, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
 from robustbnn.run.tasks._faults import FAULT_ARRAY
-from robustbnn.run.tasks.train import fit_or_load, model_config
+from robustbnn.run.tasks.train import fit_or_load
+from robustbnn.settings import check_owners, model_config, resolve_settings
 from robustbnn.suites import BenchConfig
 
 __all__ = ["BenchOptions", "BenchOutcome", "check_bench", "check_overrides", "fit_or_load",
@@ -91,11 +92,13 @@ class BenchOptions:
 
 @dataclasses.dataclass(frozen=True)
 class BenchOutcome:
-    """A finished bench: its rows (plan order) and what the scheduler did."""
+    """A finished bench: its rows (plan order), what the scheduler did, and the models the
+    model contract refused (``{model: {"clauses", "reason"}}``)."""
 
     rows: list[Result]
     report: RunReport
     plan: Plan
+    refused: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def resolve_models(cfg: BenchConfig) -> BenchConfig:
@@ -107,22 +110,10 @@ def resolve_models(cfg: BenchConfig) -> BenchConfig:
 
 
 def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
-    """Every ``--set`` owner must be a registered model, and one of the run's for user sets;
-    a ``*.field`` must name a field of at least one of the run's models (a typo would
-    otherwise change nothing)."""
-    for owner, _, _ in parse_set(list(cfg.overrides)):
-        if owner != "*":
-            MODELS.get(owner)  # unknown name -> error listing the known ones
-    for owner, field, _ in parse_set(list(user)):
-        if owner != "*" and owner not in cfg.models:
-            MODELS.get(owner)  # unknown name -> error listing the known ones
-            raise ConfigError(f"--set {owner}.…: model {owner!r} is not in this run's models "
-                              f"{list(cfg.models)}; add it with --models")
-        if owner == "*":
-            known = {f.name for m in cfg.models for f in dataclasses.fields(MODELS.get(m).config)}
-            if field not in known:
-                raise ConfigError(f"--set *.{field}: no model of this run has a setting "
-                                  f"{field!r}; known: {sorted(known)}")
+    """Every ``--set`` owner must be a registered model or attack, and one of the run's for
+    user sets; a ``*.field`` must name a field of at least one of the run's models (a typo
+    would otherwise change nothing). See :func:`robustbnn.settings.check_owners`."""
+    check_owners(cfg, user)
 
 
 def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
@@ -146,8 +137,7 @@ def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
     check_names(RunSpec(cfg=cfg, data_root=None, download=False, device="cpu", cache_dir=""))
     check_preprocessing(cfg.ood_preprocessing)
     DATASETS.get(cfg.dataset)
-    for name in dict.fromkeys((*cfg.models, *cfg.heldout_models)):
-        model_config(name, cfg.overrides, cfg.shrink)
+    resolve_settings(cfg)  # every model and attack config: types and ranges
     return cfg
 
 
@@ -205,7 +195,9 @@ def make_spec(cfg: BenchConfig, opts: BenchOptions) -> RunSpec:
     local = opts.executor == "local" and opts.jobs == 1
     return RunSpec(cfg=cfg, data_root=str(opts.data_root) if opts.data_root else None,
                    download=opts.download, device=opts.device.type, cache_dir=str(cache_dir),
-                   plugins=opts.plugins, threads=_threads(opts), progress=opts.progress and local)
+                   plugins=opts.plugins, plugin_paths=plugin_paths(opts.plugins),
+                   threads=_threads(opts), progress=opts.progress and local,
+                   settings=resolve_settings(cfg))
 
 
 def plan_bench(cfg: BenchConfig, opts: BenchOptions) -> tuple[Plan, CellStore]:
@@ -241,13 +233,30 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
         report = run_plan(plan, executor, store, retries=opts.retries, progress=opts.progress)
     finally:
         executor.close()
-    if not (report.reused or report.ran):  # nothing finished: no results, no reports
-        return BenchOutcome([], report, plan)
-    stored = finished_cells(plan, store)
+    refused = refusals(plan, report)
+    # No cell with results finished (a passed contract has none), or every model was refused:
+    # no results, no reports (the CLI says why).
+    tasks = {c.id: c.task for c in plan.cells}
+    scored = [i for i in (*report.reused, *report.ran) if tasks[i] != "contract"]
+    if not scored or set(refused) >= set(_models(plan)):
+        return BenchOutcome([], report, plan, refused)
+    # A refused model gets no numbers, not even those of cells an earlier run stored.
+    stored = [(c, p) for c, p in finished_cells(plan, store) if c.model not in refused]
     rows = assemble(stored, store, opts)
-    write_run_json(plan, stored, opts, report, started)
+    write_run_json(plan, stored, opts, report, started, refused)
     render([Path(opts.out_dir)], Path(opts.out_dir))
-    return BenchOutcome(rows, report, plan)
+    return BenchOutcome(rows, report, plan, refused)
+
+
+def _models(plan: Plan) -> list[str]:
+    """The run's models, in plan order."""
+    return list(dict.fromkeys(c.model for c in plan.cells))
+
+
+def refusals(plan: Plan, report: RunReport) -> dict[str, dict[str, Any]]:
+    """The models whose contract cell refused them: ``{model: {"clauses", "reason"}}``, in
+    plan order."""
+    return {m: report.refused[m] for m in _models(plan) if m in report.refused}
 
 
 def finished_cells(plan: Plan, store: CellStore) -> list[tuple[Cell, dict[str, Any]]]:
@@ -291,11 +300,17 @@ def _device_name(device: str) -> str | None:
 
 
 def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], opts: BenchOptions,
-                   report: RunReport, started: dt.datetime) -> None:
-    """Provenance: versions, device, config, data, per-model fit records, what ran."""
+                   report: RunReport, started: dt.datetime,
+                   refused: dict[str, dict[str, Any]] | None = None) -> None:
+    """Provenance: versions, device, config, data, per-model fit records, what ran, and the
+    models the model contract refused (``refused``, which the leaderboard lists)."""
     cfg = plan.spec.cfg
     models: dict[str, dict[str, Any]] = {}
+    contract: dict[str, dict[str, Any]] = {}
     for cell, stored in finished:
+        if cell.task == "contract":  # its own entry: the models' seconds are their cells'
+            contract[cell.model] = {**stored["info"], "seconds": stored["seconds"]}
+            continue
         entry = models.setdefault(cell.model, {"seconds": 0.0})
         if cell.task == "train" and cell.params["heldout"] is not None:
             k = heldout_name(cell.params["heldout"])
@@ -318,6 +333,7 @@ def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], opts
                   "ran": len(report.ran),
                   "failed": {labels[i]: e for i, e in report.failed.items()},
                   "skipped": {labels[i]: e for i, e in report.skipped.items()}},
+        "contract": contract, "refused": refused or {},
         "started": started.isoformat(),
         "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(),
     }

@@ -7,23 +7,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib
 import json
 import logging
 import os
 import random
 import sys
-from importlib.metadata import entry_points
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from robustbnn import __version__
-from robustbnn.errors import ConfigError, DeviceError, PluginError, UserError
+from robustbnn.errors import ConfigError, DeviceError, UserError
 from robustbnn.folders import check_readable, check_writable
-
-ENTRY_POINT_GROUP = "robustbnn.models"
+from robustbnn.plugins import load_plugins
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -36,43 +33,6 @@ def resolve_device(choice: str) -> torch.device:
             "on this machine; use --device cpu (or --device auto)"
         )
     return torch.device(choice)
-
-
-def load_plugins(modules: list[str]) -> None:
-    """Import entry points of group ``robustbnn.models`` and every ``--plugin`` module.
-
-    Both end in the same ``MODELS.register`` call made by the imported module. ``--plugin``
-    modules are found among the installed packages, then in the current folder.
-
-    A plug-in that fails to import is an error, whichever way it came: the default suite runs
-    every registered model, so skipping a broken one would silently shrink the leaderboard.
-
-    Raises:
-        PluginError: Naming the entry point (and its package) or the module, and the error.
-    """
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            ep.load()
-        except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
-            package = f" of package {ep.dist.name}" if getattr(ep, "dist", None) else ""
-            raise PluginError(
-                f"model plug-in entry point {ep.name} = {ep.value}{package} cannot be imported "
-                f"({type(err).__name__}: {_one_line(err)}); fix or uninstall the package that "
-                "declares it (--debug shows the traceback)") from err
-    if modules and "" not in sys.path and os.getcwd() not in sys.path:
-        # As `python -m` does (appended, so installed packages come first): a plug-in module
-        # in the folder robustbnn runs from, such as the repository's examples/, imports.
-        sys.path.append(os.getcwd())
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as err:
-            raise PluginError(f"--plugin {module}: cannot import it ({_one_line(err)}); check "
-                              "the module name and that its package is installed") from None
-        except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
-            raise PluginError(f"--plugin {module}: importing it raised {type(err).__name__}: "
-                              f"{_one_line(err)}; fix the module (--debug shows the traceback)"
-                              ) from err
 
 
 def _one_line(err: BaseException) -> str:
@@ -168,8 +128,12 @@ def _parser() -> argparse.ArgumentParser:
                         help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
                         "user cache folder)")
     common.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help="import MODULE (installed, or in the current folder) to register "
-                        "extra models (repeatable)")
+                        help="import MODULE (installed, or in the current folder), in this "
+                        "process and in every worker, to register extra models, attacks, OOD "
+                        "sets, uncertainty measures and suites (repeatable); installed "
+                        "packages do the same through the entry-point groups robustbnn.models, "
+                        "robustbnn.attacks, robustbnn.ood_sets, robustbnn.measures and "
+                        "robustbnn.suites, loaded without this flag")
     common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars, logs or summary")
@@ -283,11 +247,19 @@ def _parser() -> argparse.ArgumentParser:
         "check", parents=[common], help="check models against the model contract",
         description="Build each MODEL at its smoke size, train it briefly on random data, and "
         "run every clause of the model contract on it (robustbnn.testing.check_model): build, "
-        "fit, shape (S, B, C), dtype, input gradient, generator reproducibility and variation, "
+        "fit, shape (S, B, C), dtype, logits (not probabilities), input gradient, generator "
+        "reproducibility and variation, "
         "train/eval independence, global RNG, state, devices, cache round trip, "
         "attack_logits, loss. One line per clause; exit 1 when any clause fails.")
-    check.add_argument("models", nargs="+", metavar="MODEL",
-                       help="registered model names (plug-ins with --plugin)")
+    check.add_argument("models", nargs="*", metavar="MODEL",
+                       help="registered model names (plug-ins with --plugin); optional with "
+                            "--attack")
+    check.add_argument("--attack", action="append", default=[], metavar="NAME",
+                       help="run the attack kit on a registered attack instead "
+                            "(robustbnn.testing_attack.check_attack): budget (its norm ball "
+                            "and [0, 1]), determinism under its generator, no train()/eval() "
+                            "on the model, beats random noise of its norm on a trained model; "
+                            "repeat for several")
     check.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                        help="run device (default: cuda when available, else cpu); a GPU run "
                             "also samples a CPU copy")
@@ -328,15 +300,16 @@ def _bench_config(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
-    from robustbnn.bench import check_bench, model_config, print_plan, run_bench
+    from robustbnn.bench import check_bench, print_plan, run_bench
+    from robustbnn.settings import resolve_settings
 
     cfg = check_bench(_bench_config(args), tuple(args.overrides))
     _data_root(args)
     if args.print_config:
+        settings = resolve_settings(cfg).to_json()
         payload = {"suite": args.suite, **dataclasses.asdict(cfg),
-                   "model_configs": {
-                       m: dataclasses.asdict(model_config(m, cfg.overrides, cfg.shrink))
-                       for m in cfg.models}}
+                   "model_configs": {m: settings["model_configs"][m] for m in cfg.models},
+                   "attack_configs": settings["attack_configs"]}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return 0
     random.seed(cfg.seed)
@@ -447,13 +420,27 @@ def _cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
 def _failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcome
     """One line per failed cell: what failed, why, what did not run, and that rerunning resumes."""
     report = outcome.report
-    labels = {c.id: c.label for c in outcome.plan.cells}
+    cells = outcome.plan.by_id()
+    refused = outcome.refused  # the model contract's refusals: one line per model
+    every = set(refused) >= {c.model for c in cells.values()}
+    lines = []
+    for model, entry in refused.items():
+        n = sum(c.model == model and i in report.skipped for i, c in cells.items())
+        board = "" if every else "; the leaderboard lists it as refused"
+        lines.append(f"robustbnn: error: {entry['reason']} ({n} cell(s) of it did not "
+                     f"run{board})\n")
+    others = {i: e for i, e in report.failed.items() if cells[i].model not in refused}
+    skipped = sum(cells[i].model not in refused for i in report.skipped)
     kept = len(report.reused) + len(report.ran)
-    tail = (f"{len(report.skipped)} cell(s) depending on it did not run; the {kept} finished "
+    tail = (f"{skipped} cell(s) depending on it did not run; the {kept} finished "
             f"cell(s) are kept in {out}/cells/, so rerunning the same command retries only "
             "what did not finish")
-    return "".join(f"robustbnn: error: cell '{labels[i]}' failed ({e}); {tail}\n"
-                   for i, e in report.failed.items())
+    lines += [f"robustbnn: error: cell '{cells[i].label}' failed ({e}); {tail}\n"
+              for i, e in others.items()]
+    if every:
+        lines.append("robustbnn: error: every model of the run was refused by the model "
+                     "contract, so no results or reports were written\n")
+    return "".join(lines)
 
 
 def _summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:
@@ -495,8 +482,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from robustbnn.models import MODELS
     from robustbnn.testing import check_model, report_lines
 
+    if not args.models and not args.attack:
+        raise ConfigError("robustbnn check needs a MODEL or --attack NAME; list them with "
+                          "robustbnn models (plug-ins with --plugin)")
     for name in args.models:  # an unknown name is one line before any check runs
         MODELS.get(name)
+    attack_code = _check_attacks(args) if args.attack else 0
+    if not args.models:
+        return attack_code
     device = resolve_device(args.device)
     width = max(len(n) for n in args.models)
     reports = []
@@ -509,6 +502,26 @@ def _cmd_check(args: argparse.Namespace) -> int:
         verdict = (f"{len(failed)} clause(s) failed: {', '.join(failed)}" if failed
                    else "every clause passed")
         sys.stdout.write(f"checked {len(reports)} model(s) on {device}: {verdict}\n")
+    return 1 if failed or attack_code else 0
+
+
+def _check_attacks(args: argparse.Namespace) -> int:
+    """``check --attack``: the attack kit, one line per clause; 1 when a clause failed."""
+    from robustbnn.attacks import ATTACKS
+    from robustbnn.testing_attack import check_attack
+
+    for name in args.attack:
+        ATTACKS.get(name)
+    failed = []
+    for name in args.attack:
+        report = check_attack(name)
+        sys.stdout.writelines(line + "\n" for line in report.lines())
+        sys.stdout.flush()
+        failed += [f"{name}.{r.clause}" for r in report.failed]
+    if not args.quiet:
+        verdict = (f"{len(failed)} clause(s) failed: {', '.join(failed)}" if failed
+                   else "every clause passed")
+        sys.stdout.write(f"checked {len(args.attack)} attack(s): {verdict}\n")
     return 1 if failed else 0
 
 

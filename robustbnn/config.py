@@ -209,11 +209,20 @@ def override(cfg: C, field: str, text: str, *, owner: str) -> C:
         >>> override(TrainConfig(), "epochs", "3", owner="mlp").epochs
         3
     """
+    return replace_checked(cfg, field, literal(text), owner=owner)
+
+
+def literal(text: str) -> Any:
+    """The Python literal in ``text`` (``ast.literal_eval``); bare words are strings.
+
+    Example:
+        >>> literal("(1, 2)"), literal("adam")
+        ((1, 2), 'adam')
+    """
     try:
-        value = ast.literal_eval(text)
+        return ast.literal_eval(text)
     except (ValueError, SyntaxError):
-        value = text  # bare words such as relu or adam are strings
-    return replace_checked(cfg, field, value, owner=owner)
+        return text  # bare words such as relu or adam are strings
 
 
 def replace_checked(cfg: C, field: str, value: Any, *, owner: str) -> C:

@@ -7,11 +7,29 @@ work runs (diverged training, a broken model, missing data, a regression beyond 
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def _rebuild(cls: type[BaseException], args: tuple, state: dict[str, Any]) -> BaseException:
+    """An exception of ``cls`` with ``args`` and attributes ``state``, without its ``__init__``."""
+    err = cls.__new__(cls, *args)
+    err.args = args
+    err.__dict__.update(state)
+    return err
+
 
 class UserError(Exception):
-    """An error caused by input the user controls; its message names the fix."""
+    """An error caused by input the user controls; its message names the fix.
+
+    Every subclass survives pickling, whatever its ``__init__`` takes: a worker process sends
+    its errors back pickled, and one that cannot be rebuilt there kills the whole pool.
+    """
 
     exit_code = 1
+
+    def __reduce__(self) -> tuple:
+        """Rebuild from the message and attributes, not by calling ``__init__`` again."""
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class BadValueError(UserError):
@@ -70,6 +88,27 @@ class NumericalFaultError(ModelContractError):
     def __init__(self, message: str, *, model: str, count: int) -> None:
         super().__init__(message)
         self.model, self.count = model, count
+
+
+class ContractRefusal(ModelContractError):
+    """The bench's model contract refused a model: it gets no numbers.
+
+    Attributes:
+        model: The model's registry name.
+        clauses: The broken clauses, in the order they ran.
+    """
+
+    def __init__(self, message: str, *, model: str, clauses: list[str]) -> None:
+        super().__init__(message)
+        self.model, self.clauses = model, list(clauses)
+
+
+class AttackBudgetError(UserError):
+    """An attack returned inputs outside its declared eps-ball or outside the [0, 1] box."""
+
+
+class AttackContractError(UserError, ValueError):
+    """An attack broke a clause of the attack kit (``robustbnn check --attack``)."""
 
 
 class CacheMismatchError(UserError):

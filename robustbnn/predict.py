@@ -65,7 +65,8 @@ def sample_probs(
     generator: torch.Generator | None = None,
     name: str = "model",
     memory_mb: float = DEFAULT_MEMORY_MB,
-) -> Tensor:
+    logits: bool = False,
+) -> Tensor | tuple[Tensor, Tensor]:
     """Softmax outputs of ``n_samples`` posterior samples, without gradients.
 
     When S × N rows exceed :func:`chunk_rows`, the samples are split first (at least
@@ -79,22 +80,31 @@ def sample_probs(
         generator: Source of the posterior samples.
         name: The model's name, for contract errors.
         memory_mb: The memory budget of one ``sample_logits`` call, in MiB.
+        logits: Also return the logits the probabilities came from (float32), for measures
+            that read them; off by default, so probability measures keep one (S, N, C) copy.
 
     Returns:
-        Probabilities, shape (S, N, C).
+        Probabilities, shape (S, N, C); with ``logits``, the pair (probabilities, logits).
     """
     rows = chunk_rows(model, memory_mb)
     per_call = min(n_samples, max(MIN_SAMPLES_PER_CALL, rows // max(1, x.shape[0])))
     batch = max(1, rows // per_call)
-    out = []
+    out, raw = [], []
     with torch.no_grad():
         for start in range(0, x.shape[0], batch):
             xb = x[start : start + batch]
-            parts = []
+            parts, raw_parts = [], []
             for done in range(0, n_samples, per_call):
                 s = min(per_call, n_samples - done)
-                logits = model.sample_logits(xb, s, generator=generator)
-                check_sample_logits(logits, s, xb, model.num_classes, name)
-                parts.append(torch.softmax(logits.float(), dim=-1))
+                f = model.sample_logits(xb, s, generator=generator)
+                check_sample_logits(f, s, xb, model.num_classes, name)
+                parts.append(torch.softmax(f.float(), dim=-1))
+                if logits:
+                    raw_parts.append(f.float())
             out.append(parts[0] if len(parts) == 1 else torch.cat(parts))
-    return out[0] if len(out) == 1 else torch.cat(out, dim=1)
+            if logits:
+                raw.append(raw_parts[0] if len(raw_parts) == 1 else torch.cat(raw_parts))
+    probs = out[0] if len(out) == 1 else torch.cat(out, dim=1)
+    if not logits:
+        return probs
+    return probs, raw[0] if len(raw) == 1 else torch.cat(raw, dim=1)

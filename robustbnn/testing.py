@@ -23,12 +23,15 @@ clause is about modes):
   training (SWAG, Laplace) are checked with it.
 - ``shape``: logits of shape (S, B, C), also for S = 1, B = 1 and with autograd on.
 - ``dtype_finite``: floating point, no NaN or inf.
+- ``logits``: not probabilities: a model whose every output row is non-negative and sums to 1
+  is refused (the harness applies softmax itself).
 - ``input_gradient``: the logits are differentiable in x, with a finite, nonzero gradient.
 - ``reproducible``: equal generator states give bitwise equal samples.
 - ``variation``: stochastic models draw different samples from other generators, and not all
   samples of one call are equal; deterministic ones (``stochastic=False``) give equal samples.
 - ``train_eval``: a generator gives the same samples in ``train()`` and ``eval()``, and
-  stochastic models still vary in ``eval()``.
+  stochastic models still vary in ``eval()`` (samples that two equal generators do not
+  reproduce in one mode are reported as such, not as a mode dependence).
 - ``global_rng``: torch's global CPU (and CUDA) RNG, Python's and NumPy's are untouched.
 - ``state_unchanged``: sampling leaves the state dict bitwise equal and no submodule's mode
   switched, in both modes.
@@ -40,6 +43,10 @@ clause is about modes):
   (``shape`` to ``variation``, ``global_rng``, ``state_unchanged``).
 - ``loss``: a finite floating scalar in ``train()`` with a nonzero gradient to the parameters.
 
+``robustbnn bench`` runs :data:`BENCH_CLAUSES` (after ``build`` and ``fit``) on every model of
+the run, at the run's config, before the model's first cell: a model that breaks one gets no
+numbers and is listed as refused on the leaderboard.
+
 The sizes are distinct (S = 3, B = 5, C = 7, inputs (1, 6, 7)), so a swapped axis fails.
 Every clause draws from explicit generators at fixed seeds inside a fork of the global RNG, and
 the model's state and mode are restored after each, so a check neither depends on nor changes
@@ -48,11 +55,14 @@ what ran before it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import random
 from collections.abc import Iterator
 from typing import Any, Literal
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -61,13 +71,19 @@ from robustbnn.config import replace_checked
 from robustbnn.errors import DeviceError, ModelContractError
 from robustbnn.models import MODELS, ModelSpec
 
-__all__ = ["CLAUSES", "CheckReport", "ClauseResult", "check_model", "check_module",
-           "report_lines", "smoke_config"]
+__all__ = ["BENCH_CLAUSES", "CLAUSES", "CheckReport", "ClauseResult", "check_model",
+           "check_module", "missing_smoke_warning", "report_lines", "smoke_config"]
 
-CLAUSES = ("build", "fit", "shape", "dtype_finite", "input_gradient", "reproducible", "variation",
-           "train_eval", "global_rng", "state_unchanged", "devices", "cache_round_trip",
-           "attack_logits", "loss")
+log = logging.getLogger(__name__)
+
+CLAUSES = ("build", "fit", "shape", "dtype_finite", "logits", "input_gradient", "reproducible",
+           "variation", "train_eval", "global_rng", "state_unchanged", "devices",
+           "cache_round_trip", "attack_logits", "loss")
 """The clauses, in the order they run and are reported."""
+
+BENCH_CLAUSES = ("shape", "dtype_finite", "logits", "input_gradient", "reproducible",
+                 "variation", "train_eval", "global_rng")
+"""The cheap clauses ``robustbnn bench`` runs (after ``build`` and ``fit``) before it scores."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,9 +161,19 @@ def smoke_config(name: str) -> Any:
     return cfg
 
 
+def missing_smoke_warning(name: str, budget: str = "smoke") -> str | None:
+    """The one-line warning for a model whose spec declares no ``budget`` shrink, else None."""
+    if budget in MODELS.get(name).shrink:
+        return None
+    return (f"model {name} declares no {budget!r} budget in its ModelSpec.shrink, so it runs at "
+            f"its full default size; declare one (e.g. ModelSpec(..., shrink={{{budget!r}: "
+            "{'epochs': 2}}))")
+
+
 def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = None,
                 input_shape: tuple[int, ...] = (1, 6, 7), num_classes: int = 7,
-                batch: int = 5, n_samples: int = 3) -> CheckReport:
+                batch: int = 5, n_samples: int = 3,
+                clauses: tuple[str, ...] | None = None) -> CheckReport:
     """Build and train a registered model, then run every clause of the model contract on it.
 
     Clause ``build`` builds the model twice on CPU from ``ModelSpec.build`` with equally seeded
@@ -159,11 +185,16 @@ def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = 
     Args:
         name: A registered model name (plug-ins must be imported first).
         device: The run device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"auto"``).
-        config: The model config (default: :func:`smoke_config`).
+        config: The model config (default: :func:`smoke_config`; a model that declares no
+            smoke size is checked at its defaults, with a warning).
         input_shape: Shape of one input, passed to ``build``.
         num_classes: C.
         batch: B.
         n_samples: S; keep S, B and C distinct so a swapped axis fails.
+        clauses: The clauses to run after ``build`` and ``fit`` (default: all of them, in
+            :data:`CLAUSES` order; :data:`BENCH_CLAUSES` for the bench's cheap ones). Unless
+            it is None or names ``build``, clause ``build`` only builds the model (equal init
+            generators giving equal weights is not checked).
 
     Returns:
         The report; call :meth:`CheckReport.raise_if_failed` to fail on any broken clause.
@@ -174,7 +205,10 @@ def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = 
     """
     spec = MODELS.get(name)
     run_device = _device(device)
+    if config is None and (warning := missing_smoke_warning(name)):
+        log.warning("%s", warning)
     cfg = smoke_config(name) if config is None else config
+    later = CLAUSES[2:] if clauses is None else tuple(clauses)
     with _isolated(run_device):
         try:
             model = build(spec, cfg, input_shape, num_classes, 0)
@@ -183,25 +217,27 @@ def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = 
                 raise Broken(f"built with num_classes={num_classes}, the module's "
                              f"num_classes is {getattr(model, 'num_classes', None)!r}")
             key = first_difference(model.state_dict(), twin.state_dict())
-            if key:
+            if key and (clauses is None or "build" in clauses):  # the bench builds only
                 raise Broken(f"two builds from equal init generators differ in {key!r}: "
                              "initialise every weight from the generator given to build")
         except Exception as err:  # noqa: BLE001 - any failure to build is this clause's
             results = [_failed(name, "build", err)]
             results += [ClauseResult(c, "skipped", "the model did not build")
-                        for c in CLAUSES[1:]]
+                        for c in ("fit", *later)]
             return CheckReport(name, str(run_device), tuple(results))
         fitted, fit_result = _fit(name, cfg, input_shape, num_classes, run_device)
         report = check_module(model.to(run_device) if fitted is None else fitted, spec,
                               name=name, config=cfg, input_shape=input_shape,
-                              device=run_device, batch=batch, n_samples=n_samples)
+                              device=run_device, batch=batch, n_samples=n_samples,
+                              clauses=later)
     return dataclasses.replace(report, results=(ClauseResult("build", "ok"), fit_result,
                                                 *report.results))
 
 
 def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
                  input_shape: tuple[int, ...], device: str | torch.device = "cpu",
-                 batch: int = 5, n_samples: int = 3) -> CheckReport:
+                 batch: int = 5, n_samples: int = 3,
+                 clauses: tuple[str, ...] | None = None) -> CheckReport:
     """Run every clause but ``build`` and ``fit`` on a model already built and on ``device``.
 
     Pass a trained model (e.g. from :func:`robustbnn.run.tasks.train.fit_or_load`) when its
@@ -220,6 +256,7 @@ def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
         device: The device it is on.
         batch: B.
         n_samples: S.
+        clauses: The clauses to run, in that order (default: all but ``build`` and ``fit``).
 
     Returns:
         The report, without ``build`` and ``fit`` results.
@@ -230,7 +267,7 @@ def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
     training = model.training
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     with _isolated(run_device):
-        for clause in CLAUSES[2:]:
+        for clause in CLAUSES[2:] if clauses is None else clauses:
             try:
                 model.eval()  # the harness's mode; clauses about modes set their own
                 with torch.enable_grad():
@@ -297,9 +334,17 @@ def _device(device: str | torch.device) -> torch.device:
     return device
 
 
-def _isolated(device: torch.device):  # noqa: ANN202 - a context manager
-    """Fork torch's global RNGs (CPU and the run device), so the checks leave them as found."""
-    return torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else [])
+@contextlib.contextmanager
+def _isolated(device: torch.device) -> Iterator[None]:
+    """Fork torch's global RNGs (CPU and the run device) and restore Python's and NumPy's, so
+    the checks leave every global RNG as found (a bench runs cells after them)."""
+    python, numpy = random.getstate(), np.random.get_state()
+    try:
+        with torch.random.fork_rng(devices=[device.index or 0] if device.type == "cuda" else []):
+            yield
+    finally:
+        random.setstate(python)
+        np.random.set_state(numpy)
 
 
 def _failed(name: str, clause: str, err: Exception) -> ClauseResult:

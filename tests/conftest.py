@@ -42,3 +42,13 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.Temp
     auto`` would spawn workers, which see none of a test's monkeypatches)."""
     monkeypatch.setenv("ROBUSTBNN_CACHE", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("ROBUSTBNN_JOBS", "1")
+
+
+@pytest.fixture
+def thirdparty(monkeypatch: pytest.MonkeyPatch):
+    """The third-party plug-in package ``tests/plugins/thirdparty`` installed through its entry
+    points: on ``sys.path`` here and on ``PYTHONPATH`` for subprocesses; its registrations are
+    removed afterwards. Yields a :class:`tests.plugins._thirdparty.ThirdParty`."""
+    from tests.plugins._thirdparty import installed
+
+    yield from installed(monkeypatch)

@@ -282,8 +282,10 @@ def test_non_tty_gets_a_line_per_cell_but_no_progress_bars_or_summary_table(
     captured = capsys.readouterr()
     assert "%|" not in captured.err
     lines = [line for line in captured.err.splitlines() if line.startswith("[")]
-    assert len(lines) == 19 and lines[0].startswith("[1/19] train mlp: ")
-    assert all(re.fullmatch(rf"\[{k}/19\] .+: \d+\.\d s", line)
+    # The model contract first, then the 19 cells of the smoke suite's mlp.
+    assert len(lines) == 20 and lines[0].startswith("[1/20] contract mlp: ")
+    assert lines[1].startswith("[2/20] train mlp: ")
+    assert all(re.fullmatch(rf"\[{k}/20\] .+: \d+\.\d s", line)
                for k, line in enumerate(lines, 1))
     assert captured.out == (f"wrote {len(pd.read_csv(out / 'results.csv'))} results and the "
                             f"reports to {out}/ (results.csv, run.json, leaderboard.md/.csv/"

@@ -184,19 +184,20 @@ def test_an_entry_point_that_fails_on_import_is_one_line_exit_2(
     suite's leaderboard (every registered model) without a word."""
     from importlib.metadata import EntryPoint
 
-    import robustbnn.cli as cli
+    import robustbnn.plugins as plugins
 
     name = f"broken_ep_{abs(hash(source))}"
     (tmp_path / f"{name}.py").write_text(source + "\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    ep = EntryPoint(name="broken", value=name, group=cli.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(cli, "entry_points", lambda *, group: [ep])
+    ep = EntryPoint(name="broken", value=name, group="robustbnn.models")
+    monkeypatch.setattr(plugins, "entry_points",
+                        lambda *, group: [ep] if group == ep.group else [])
     names = MODELS.names()
     assert main(["bench", "--suite", "smoke", "--models", "mlp", "--out",
                  str(tmp_path / "out")]) == 2
     line = _error_line(capsys)
-    assert line.startswith(f"robustbnn: error: model plug-in entry point broken = {name} cannot "
-                           "be imported (")
+    assert line.startswith(f"robustbnn: error: model plug-in entry point broken = {name} (group "
+                           "robustbnn.models) cannot be imported (")
     assert all(w in line for w in words) and "fix or uninstall the package" in line
     assert MODELS.names() == names
     assert not (tmp_path / "out").exists()  # nothing ran

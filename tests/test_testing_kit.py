@@ -24,6 +24,8 @@ BROKEN = {  # model in tests/plugins/bad_models.py -> the clause it breaks
     "bad_noise_only_in_train": "train_eval",  # eval() switches sampling off
     "bad_counts_calls": "state_unchanged",  # increments a buffer while sampling
     "bad_detached": "input_gradient",  # .detach() on the logits
+    "bad_detached_input": "input_gradient",  # x.detach() before the first layer
+    "bad_probabilities": "logits",  # softmax probabilities instead of logits
     "bad_global_init": "build",  # initialises from the global RNG, not build's generator
     "bad_state_outside_buffers": "cache_round_trip",  # after_fit's result in an attribute
     "bad_attack_samples_last": "attack_logits",  # attack_logits returns (B, S, C)
@@ -80,6 +82,39 @@ def test_messages_say_what_was_seen(bad_models) -> None:  # noqa: ANN001
     assert "do not require grad" in detail("bad_detached")
     assert "attack_logits(x, 3)" in detail("bad_attack_samples_last")
     assert "parameters or buffers" in detail("bad_state_outside_buffers")
+
+
+def test_a_global_rng_model_is_not_blamed_on_modes_or_buffers(bad_models) -> None:  # noqa: ANN001
+    report = check_model("bad_ignores_generator")
+    for clause in ("train_eval", "cache_round_trip"):
+        detail = report.result(clause).detail
+        assert "generators seeded alike already differ" in detail, detail
+        assert "torch's global RNG" in detail and "thread the generator" in detail
+        assert "self.training" not in detail and "buffers" not in detail
+    # The genuine cases keep their messages.
+    assert "self.training" in check_model("bad_noise_only_in_train").result("train_eval").detail
+    assert "buffers" in check_model("bad_state_outside_buffers").result(
+        "cache_round_trip").detail
+
+
+def test_probabilities_are_refused_by_the_logits_clause(bad_models) -> None:  # noqa: ANN001
+    detail = check_model("bad_probabilities").result("logits").detail
+    assert detail.startswith("returns probabilities, not logits: every row of its (3, 5, 7) "
+                             "output is non-negative and sums to 1")
+    assert detail.endswith("return the unnormalised scores (the harness applies softmax)")
+    assert check_model("contract_ok").result("logits").status == "ok"
+
+
+def test_check_warns_once_about_a_missing_smoke_size(
+        plugins, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+    assert main(["check", "--plugin", PLUGIN, "--device", "cpu", "contract_ok"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    warned = [line for line in err if "declares no 'smoke' budget" in line]
+    assert warned == ["model contract_ok declares no 'smoke' budget in its ModelSpec.shrink, "
+                      "so it runs at its full default size; declare one (e.g. "
+                      "ModelSpec(..., shrink={'smoke': {'epochs': 2}}))"]
+    assert main(["check", "--device", "cpu", "-q", "mlp"]) == 0  # mlp declares one
+    assert "declares no" not in capsys.readouterr().err
 
 
 def test_a_model_that_does_not_build_skips_the_rest(bad_models) -> None:  # noqa: ANN001

@@ -29,12 +29,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import LABELS, check_options, mc_input_grad
+from robustbnn.attacks.base import Attack
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import UnknownNameError
 
 __all__ = ["EPS_GRIDS", "FGSM", "LABELS", "PRESETS", "fgsm_grid"]
@@ -57,7 +59,7 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 
 @dataclasses.dataclass(frozen=True)
-class FGSM:
+class FGSM(Attack):
     """FGSM: x_adv = x + eps * sign(grad_x CE(p̄(x), label)); targeted: - grad CE(target).
 
     Attributes:
@@ -74,6 +76,12 @@ class FGSM:
     objective: str = "predictive"
     label: str = "true"
     clip: bool = True
+
+    norm: ClassVar[str] = "linf"
+    reference: ClassVar[str] = "Goodfellow, Shlens & Szegedy 2015, arXiv:1412.6572"
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "eps": NON_NEGATIVE, "n_samples": POSITIVE_INT,
+        "objective": OneOf(("predictive", "expected")), "label": OneOf(LABELS)}
 
     def direction(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
                   target: Tensor | int | None = None,

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import ClassVar
 
 import torch
 from torch import Tensor
@@ -44,12 +45,14 @@ from robustbnn.attacks._grad import (
     mc_objective_per_example,
 )
 from robustbnn.attacks._linf import box, project, random_start
+from robustbnn.attacks.base import Attack
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 
 __all__ = ["PGD"]
 
 
 @dataclasses.dataclass(frozen=True)
-class PGD:
+class PGD(Attack):
     """L-infinity PGD with EOT gradients, random starts and per-example best-of restarts.
 
     Attributes:
@@ -72,6 +75,13 @@ class PGD:
     n_samples: int = 10
     objective: str = "expected"
     label: str = "true"
+
+    norm: ClassVar[str] = "linf"
+    reference: ClassVar[str] = "Madry et al. 2018, arXiv:1706.06083; Athalye et al. 2018"
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "eps": NON_NEGATIVE, "step_size": NON_NEGATIVE, "steps": NON_NEGATIVE,
+        "restarts": POSITIVE_INT, "n_samples": POSITIVE_INT,
+        "objective": OneOf(("expected", "predictive")), "label": OneOf(("true", "predicted"))}
 
     def __post_init__(self) -> None:
         if self.eps < 0 or self.steps < 0 or self.restarts < 1 or self.n_samples < 1:

@@ -36,12 +36,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from typing import ClassVar
 
 import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
-from robustbnn.ood import all_measures
+from robustbnn.attacks.base import Attack
+from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.ood import all_measures, builtin_measures
 from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
 
 __all__ = ["TargetedIFGSM", "exclude_target", "targeted_curve"]
@@ -50,7 +53,7 @@ ROWS_PER_CHUNK = 16_000  # S_attack x B rows per gradient pass in targeted_curve
 
 
 @dataclasses.dataclass(frozen=True)
-class TargetedIFGSM:
+class TargetedIFGSM(Attack):
     """Targeted iterative FGSM: ascend log p̄(target | x) by signed steps inside [0, 1].
 
     Attributes:
@@ -71,6 +74,12 @@ class TargetedIFGSM:
     target_class: int = 0
     eps: float | None = None
     checkpoint_every: int = 10
+
+    norm: ClassVar[str] = "linf"
+    reference: ClassVar[str] = "Li & Gal 2017, arXiv:1703.02914; Kurakin et al. 2017"
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "step_size": NON_NEGATIVE, "steps": NON_NEGATIVE, "n_samples": POSITIVE_INT,
+        "objective": OneOf(("predictive", "expected")), "checkpoint_every": POSITIVE_INT}
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.checkpoint_every < 1 or self.n_samples < 1:
@@ -177,8 +186,9 @@ def targeted_curve(
 
     Returns:
         One dict per checkpoint, in step order: ``step``; ``accuracy`` (argmax p̄ = y);
-        ``target_success`` (argmax p̄ = target); the mean of every measure in
-        ``robustbnn.ood.UNCERTAINTIES`` under its name; ``linf`` and ``l2``, the mean per-example
+        ``target_success`` (argmax p̄ = target); the mean of every built-in
+        probability measure (``robustbnn.ood.builtin_measures(logits=False)``) under its name;
+        ``linf`` and ``l2``, the mean per-example
         distortion from ``x``; and ``n``, the number of examples.
     """
     target = as_target(attack.target_class if target is None else target, x)
@@ -193,7 +203,8 @@ def targeted_curve(
             pred = probs.mean(0).argmax(-1)  # (B,)
             delta = (x_adv - xb).flatten(1)  # (B, D)
             cols = {"accuracy": (pred == yb).double(), "target_success": (pred == tb).double()}
-            cols |= {m: u.double() for m, u in all_measures(probs).items()}
+            scores = all_measures(probs, names=builtin_measures(logits=False))
+            cols |= {m: u.double() for m, u in scores.items()}
             cols |= {"linf": delta.abs().amax(1).double(), "l2": delta.norm(dim=1).double()}
             for key, value in cols.items():
                 per_step.setdefault(step, {}).setdefault(key, []).append(value.detach().cpu())

@@ -39,6 +39,7 @@ from torch import Tensor
 from robustbnn.data._ood import PREPROCESSINGS, check_preprocessing, generated_count
 from robustbnn.data.cifar10bw import cifar10bw_available, load_cifar10bw
 from robustbnn.data.fashion_mnist import fashion_mnist_available, load_fashion_mnist
+from robustbnn.data.folder import load_folder, parse_folder
 from robustbnn.data.glyphs import glyphs_available, load_glyphs
 from robustbnn.data.kmnist import kmnist_available, load_kmnist
 from robustbnn.data.noise import gaussian_noise, uniform_noise
@@ -47,7 +48,8 @@ from robustbnn.data.omniglot import load_omniglot, omniglot_available
 from robustbnn.data.root import resolve_data_root
 from robustbnn.registry import Registry
 
-__all__ = ["OOD_DATASETS", "PREPROCESSINGS", "OODSpec", "load_ood"]
+__all__ = ["BUILTIN_OOD_SETS", "OOD_DATASETS", "PREPROCESSINGS", "OODSpec", "check_ood_name",
+           "load_ood"]
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,20 @@ for _spec in (
 ):
     OOD_DATASETS.register(_spec.name, _spec)
 
+# The sets robustbnn ships; adversarial-OOD cells score these when ``adv_ood_sets`` names them,
+# and every other set of the run (plug-in and ``folder:PATH`` sets) always.
+BUILTIN_OOD_SETS: tuple[str, ...] = tuple(OOD_DATASETS.names())
+
+
+def check_ood_name(name: str) -> None:
+    """Raise unless ``name`` is a registered set or a ``folder:PATH`` name.
+
+    Raises:
+        UnknownNameError: If ``name`` is neither.
+    """
+    if parse_folder(name) is None:
+        OOD_DATASETS.get(name)
+
 
 def load_ood(
     name: str,
@@ -127,7 +143,8 @@ def load_ood(
     """Load a registered OOD set.
 
     Args:
-        name: A name from ``OOD_DATASETS.names()``.
+        name: A name from ``OOD_DATASETS.names()``, or ``folder:PATH`` for the images of a
+            folder (:mod:`robustbnn.data.folder`; ``seed`` and ``data_root`` do not apply).
         n: Number of images: the first ``n`` in the set's fixed order; all of a file-based
             set (10,000 of a generated one) when ``n <= 0``.
         data_root: The ``--data-root`` value; None falls back to ``$ROBUSTBNN_DATA``, then to
@@ -145,6 +162,9 @@ def load_ood(
         ConfigError: If ``preprocessing`` is unknown.
         DataError: If files are missing, corrupt, or the data root is wrong.
     """
+    if (folder := parse_folder(name)) is not None:
+        check_preprocessing(preprocessing)
+        return load_folder(folder, n)
     spec = OOD_DATASETS.get(name)
     check_preprocessing(preprocessing)
     root = Path() if spec.embedded else resolve_data_root(data_root)

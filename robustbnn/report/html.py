@@ -88,7 +88,7 @@ def _value(board: Leaderboard, model: str, key: str, kind: str) -> str:
 
 
 def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[str],
-            details: list[str]) -> str:
+            details: list[str], after_table: str = "") -> str:
     """The HTML page.
 
     Args:
@@ -99,6 +99,7 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
             (:data:`robustbnn.report.figures.HEADLINE`) shown inline below the table, the
             others linked.
         details: Detail-table paths relative to the page, linked below the table.
+        after_table: HTML placed right under the table (the models the contract refused).
     """
     heads = ['<th data-kind="text" data-key="model">model</th>']
     for c in board.columns:
@@ -130,7 +131,7 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
         "header to sort by it (best first; click again to reverse). Accuracies, AUROCs and "
         "success rates are fractions.</p>\n"
         '<table id="leaderboard">\n<thead><tr>' + "".join(heads) + "</tr></thead>\n<tbody>\n"
-        + "\n".join(rows) + "\n</tbody>\n</table>\n"
+        + "\n".join(rows) + "\n</tbody>\n</table>\n" + after_table
         + (f'<h2>Headline figures</h2>\n<div class="figures">\n{inline}</div>\n' if inline
            else "")
         + '<h2>Protocol</h2>\n<ul class="legend">'

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from robustbnn.attacks.base import NORMS
 from robustbnn.report import names as n
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
 from robustbnn.report.schema import attack_tasks, setting_label
@@ -37,17 +38,36 @@ def _one(values: list[str]) -> str:
     return values[0] if len(values) == 1 else "{" + ", ".join(values) + "}"
 
 
+# Knobs every attack row has, or that the legend words itself; any other is a setting.
+_ATTACK_KNOBS = (n.EPS, n.S_ATTACK, n.S_EVAL, n.N, "norm", n.STEPS, n.STEP_SIZE, n.RESTARTS,
+                 n.OBJECTIVE, n.LABEL)
+
+
 def _attack_item(rows: pd.DataFrame, task: str) -> str:
-    """The legend item of an iterative attack task (PGD-EOT or a plug-in attack)."""
-    what = ("L∞ projected gradient descent with expectation over transformation (PGD-EOT, "
-            "Madry et al. 2018; Athalye et al. 2018)" if task == n.PGD
-            else f"Plug-in attack `{task}`")
-    return (f"**{task_title(task)}.** {what}: ε ∈ {{{', '.join(_values(rows, n.EPS))}}}, "
-            f"{_one(_values(rows, n.STEPS))} steps of size {_one(_values(rows, n.STEP_SIZE))}, "
-            f"{_one(_values(rows, n.RESTARTS))} restart(s), input gradients from S_attack ∈ "
-            f"{{{', '.join(_values(rows, n.S_ATTACK))}}} posterior samples, objective "
-            f"`{_one(_values(rows, n.OBJECTIVE))}`, label `{_one(_values(rows, n.LABEL))}`, "
-            f"on {_one(_values(rows, n.N))} test points. Leaderboard: accuracy at every ε "
+    """The legend item of an attack task (PGD-EOT or a plug-in attack): its norm and only the
+    settings its rows carry."""
+    norms = [v for v in _values(rows, "norm") if v in NORMS] or ["linf"]
+    norm = "/".join(NORMS[v] for v in norms)
+    what = (f"{norm} projected gradient descent with expectation over transformation "
+            "(PGD-EOT, Madry et al. 2018; Athalye et al. 2018)" if task == n.PGD
+            else f"Plug-in attack `{_safe(task)}`")
+    parts = [f"{norm} radius ε ∈ {{{', '.join(_values(rows, n.EPS))}}}"]
+    if _values(rows, n.STEPS):
+        size = (f" of size {_one(_values(rows, n.STEP_SIZE))}"
+                if _values(rows, n.STEP_SIZE) else "")
+        parts.append(f"{_one(_values(rows, n.STEPS))} steps{size}")
+    if _values(rows, n.RESTARTS):
+        parts.append(f"{_one(_values(rows, n.RESTARTS))} restart(s)")
+    parts.append(f"input gradients from S_attack ∈ {{{', '.join(_values(rows, n.S_ATTACK))}}} "
+                 "posterior samples")
+    if _values(rows, n.OBJECTIVE):
+        parts.append(f"objective `{_one(_values(rows, n.OBJECTIVE))}`")
+    if _values(rows, n.LABEL):
+        parts.append(f"label `{_one(_values(rows, n.LABEL))}`")
+    others = dict.fromkeys(k for s in rows["setting"] for k in s if k not in _ATTACK_KNOBS)
+    parts += [f"{_safe(k)} = {_one(_values(rows, k))}" for k in others]
+    return (f"**{task_title(task)}.** {what}: {', '.join(parts)}, on "
+            f"{_one(_values(rows, n.N))} test points. Leaderboard: accuracy at every ε "
             "with the largest S_attack run there; every cell in `attack.md`.")
 
 

@@ -26,6 +26,13 @@ from robustbnn.report.figures import write_figures
 from robustbnn.report.html import to_html
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.legend import legend
+from robustbnn.report.refused import (
+    refused_csv,
+    refused_html,
+    refused_json,
+    refused_markdown,
+    refused_models,
+)
 from robustbnn.report.shift_detail import shift_markdown
 from robustbnn.report.store import RunFolderError, read_results, write_text_atomic
 
@@ -58,7 +65,7 @@ def _load_one(run_dir: Path) -> tuple[pd.DataFrame, dict]:
 
 # The run.json fields the reports read, and the JSON type each must have when present.
 RUN_FIELDS = {"seed": int, "config": dict, "models": dict, "data": dict, "device": str,
-              "suite": str}
+              "suite": str, "refused": dict}
 
 
 def _run_json_problem(run: object) -> str | None:
@@ -181,11 +188,15 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     if shifts is not None:
         write_text_atomic(out_dir / "shift.md", shifts)
         details.append("shift.md")
-    write_text_atomic(out_dir / "leaderboard.md", to_markdown(board, items, title=TITLE))
-    write_text_atomic(out_dir / "leaderboard.csv", to_csv(board))
-    write_text_atomic(out_dir / "leaderboard.json", to_json(board, items, title=TITLE))
+    refused = refused_models(runs)  # models the contract refused: listed under the table
+    write_text_atomic(out_dir / "leaderboard.md",
+                      to_markdown(board, items, title=TITLE) + refused_markdown(refused))
+    write_text_atomic(out_dir / "leaderboard.csv", refused_csv(to_csv(board), refused))
+    write_text_atomic(out_dir / "leaderboard.json",
+                      refused_json(to_json(board, items, title=TITLE), refused))
     write_text_atomic(out_dir / "leaderboard.html",
-                      to_html(board, items, title=TITLE, figures=links, details=details))
+                      to_html(board, items, title=TITLE, figures=links, details=details,
+                              after_table=refused_html(refused)))
     leaderboards = [f"leaderboard.{ext}" for ext in ("md", "csv", "json", "html")]
     _replace_manifest(out_dir, [*links, *details, *leaderboards], keep)
     return board

@@ -6,6 +6,14 @@ the ids of the cells it depends on (so a trained model's config and data reach e
 downstream of it) and :data:`CELL_FORMAT`. Random streams derive from the id, so the order in
 which cells run, the executor and interruptions never change a number (STYLE.md §10).
 
+Content and streams. A cell that reads files whose name does not pin their content (an OOD
+set: a ``folder:PATH`` set, or a registered set whose files were replaced) carries their
+sha256 digests in ``Cell.content``. The digests enter ``Cell.id`` (when there are any), so
+new content means a new id and the cell is recomputed, but not ``Cell.stream``, the id
+computed without them, from which the cell's random streams derive: a cell of unchanged
+params draws the same numbers whatever its content digests, and a cell without any keeps
+its old id.
+
 Two versions, kept apart so that a new output does not reshuffle old numbers:
 :data:`CELL_FORMAT` is the id recipe's (bumping it changes every id, so every random stream),
 :data:`OUTPUT_FORMAT` is that of what task code writes into a stored cell. A stored cell of
@@ -27,7 +35,9 @@ __all__ = ["CELL_FORMAT", "OUTPUT_FORMAT", "Cell", "CellOutcome", "canonical_jso
 CELL_FORMAT = 1  # the id recipe: bump only to reshuffle every id and stream on purpose
 # Bump when a task's code changes what a stored cell holds (its rows, arrays or info).
 # 2: clean cells write the Brier score and the reliability diagram.
-OUTPUT_FORMAT = 2
+# 3: clean, indist, ood and heldout cells add the logit measures (energy, max_logit, mean_*);
+#    plug-in measures leave them for cells of their own (task ``measure``).
+OUTPUT_FORMAT = 3
 
 
 def canonical_json(payload: Any) -> str:
@@ -42,11 +52,17 @@ class Cell:
     Attributes:
         task: The task kind, a name in :data:`robustbnn.run.tasks.TASKS` (``train``, ``clean``,
             ``fgsm``, ``sanity``, ``targeted``, ``attack``, ``ood``, ``heldout``, ``budget``,
-            ``detector_aware``, ``adv_ood``, ``shift``).
+            ``detector_aware``, ``adv_ood``, ``shift``, ``measure``).
         model: The model's registry name.
         params: The task's settings, JSON data (numbers, strings, booleans, lists, dicts).
         deps: Ids of the cells this one reads (its training cell, the clean scores).
         label: A short human-readable name for progress and ``--plan`` (not in the id).
+        content: sha256 digests of the inputs the cell reads by content (``{"ood": ...}``):
+            in the id when non-empty, never in the random streams (:attr:`stream`).
+        after: Ids of cells that must finish first although this one reads nothing of
+            theirs (its model's ``contract`` cell): the scheduler waits for them and skips
+            this cell when one fails, as for ``deps``, but they are not in the id, so adding
+            such a gate changes no id and no random stream.
     """
 
     task: str
@@ -54,18 +70,34 @@ class Cell:
     params: dict[str, Any]
     deps: tuple[str, ...] = ()
     label: str = ""
+    content: dict[str, str] = dataclasses.field(default_factory=dict)
+    after: tuple[str, ...] = ()
+
+    def _hash(self, content: dict[str, str]) -> str:
+        payload = {"format": CELL_FORMAT, "task": self.task, "model": self.model,
+                   "params": self.params, "deps": list(self.deps)}
+        if content:
+            payload["content"] = content
+        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
 
     @property
     def id(self) -> str:
-        """A 20-hex-digit hash of task, model, params, dependencies and the cell format."""
-        payload = {"format": CELL_FORMAT, "task": self.task, "model": self.model,
-                   "params": self.params, "deps": list(self.deps)}
-        return hashlib.sha256(canonical_json(payload).encode()).hexdigest()[:20]
+        """A 20-hex-digit hash of task, model, params, dependencies, content digests (when
+        any) and the cell format."""
+        return self._hash(self.content)
+
+    @property
+    def stream(self) -> str:
+        """The seed of the cell's random streams: the id without the content digests."""
+        return self._hash({})
 
     def describe(self) -> dict[str, Any]:
         """The cell as JSON data (stored beside its rows)."""
-        return {"id": self.id, "task": self.task, "model": self.model, "label": self.label,
-                "params": self.params, "deps": list(self.deps)}
+        out = {"id": self.id, "task": self.task, "model": self.model, "label": self.label,
+               "params": self.params, "deps": list(self.deps)}
+        if self.content:
+            out["content"] = self.content
+        return out
 
 
 @dataclasses.dataclass

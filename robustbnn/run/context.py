@@ -21,11 +21,12 @@ from robustbnn.data.heldout import heldout_split
 from robustbnn.data.ood_sets import load_ood
 from robustbnn.report.schema import Result, setting
 from robustbnn.run.cells import Cell
+from robustbnn.settings import Settings, resolve_settings
 from robustbnn.suites import BenchConfig
 from robustbnn.types import attack_samples, check_sample_logits
 
-__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_images",
-           "shift_images"]
+__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_digest",
+           "ood_images", "shift_images"]
 
 # Model attributes that say how test-time samples are drawn; each becomes a result knob.
 SAMPLER_KNOBS = ("local_reparam", "attack_masks")
@@ -51,9 +52,14 @@ class RunSpec:
         download: Whether loaders may download missing files.
         device: ``"cpu"`` or ``"cuda"``.
         cache_dir: The model cache (the run folder's own when ``--no-cache``).
-        plugins: Modules a worker imports first, so plug-in models and attacks exist there.
+        plugins: ``--plugin`` modules a worker imports first (with every entry point of
+            :data:`robustbnn.plugins.GROUPS`), so plug-in names resolve there.
+        plugin_paths: Folders a worker appends to ``sys.path`` before it loads the plug-ins
+            (:func:`robustbnn.plugins.plugin_paths`: a Ray worker may start elsewhere).
         threads: torch threads per cell (None = torch's default).
         progress: Whether cells show their own progress bars (local executor only).
+        settings: Every model's and attack's config, resolved once from ``cfg.overrides``
+            (:func:`robustbnn.settings.resolve_settings`); None = resolve on first use.
     """
 
     cfg: BenchConfig
@@ -62,8 +68,19 @@ class RunSpec:
     device: str
     cache_dir: str
     plugins: tuple[str, ...] = ()
+    plugin_paths: tuple[str, ...] = ()
     threads: int | None = None
     progress: bool = False
+    settings: Settings | None = None
+
+    def resolved(self) -> Settings:
+        """The run's settings (resolved from ``cfg`` when the spec was made without them)."""
+        return self.settings if self.settings is not None else _settings(self.cfg)
+
+
+@functools.lru_cache(maxsize=4)
+def _settings(cfg: BenchConfig) -> Settings:
+    return resolve_settings(cfg)
 
 
 class Checked(nn.Module):
@@ -140,6 +157,17 @@ def ood_images(spec: RunSpec, name: str) -> Tensor:
     return x.to(spec.device)
 
 
+@functools.lru_cache(maxsize=16)
+def ood_digest(spec: RunSpec, name: str) -> str:
+    """The sha256 of an OOD set as the run scores it (:func:`ood_images`: after loading,
+    subsetting and preprocessing), shape and dtype included; part of the ids of the cells
+    that score it (``Cell.content``), so new images mean new cells."""
+    x = ood_images(spec, name).detach().cpu().contiguous()
+    digest = hashlib.sha256(f"{tuple(x.shape)}/{x.dtype}/".encode())
+    digest.update(x.numpy().tobytes())
+    return digest.hexdigest()
+
+
 @functools.lru_cache(maxsize=32)
 def shift_images(spec: RunSpec, kind: str, level: int | str, n: int, seed: int) -> Tensor:
     """The first ``n`` test images shifted by ``level`` of ``kind`` with corruption seed
@@ -183,8 +211,9 @@ class Context:
         return self.cell.params
 
     def gen(self, *keys: str) -> torch.Generator:
-        """A generator on the run device for stream ``keys`` of this cell (from its id)."""
-        return make_generator(self.device, self.cell.id, *keys)
+        """A generator on the run device for stream ``keys`` of this cell (from
+        ``cell.stream``: its id without content digests, so new content draws the same)."""
+        return make_generator(self.device, self.cell.stream, *keys)
 
     def result(self, task: str, knobs: dict[str, Any], measure: str, metric: str,
                value: float, *, dataset: str | None = None) -> dict[str, Any]:

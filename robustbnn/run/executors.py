@@ -12,7 +12,6 @@ Executors know nothing of models or attacks (STYLE.md §10): the scheduler in
 from __future__ import annotations
 
 import concurrent.futures as cf
-import importlib
 import logging
 import multiprocessing
 import os
@@ -20,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robustbnn.errors import ConfigError
+from robustbnn.plugins import load_plugins
 
 __all__ = ["LocalExecutor", "PoolExecutor", "RayExecutor", "make_executor", "setup_worker"]
 
@@ -28,17 +28,24 @@ log = logging.getLogger(__name__)
 _READY: set[tuple] = set()
 
 
-def setup_worker(threads: int | None, plugins: tuple[str, ...]) -> None:
-    """Once per process: the torch thread budget and the plug-in modules (idempotent)."""
-    key = (threads, plugins)
+def setup_worker(threads: int | None, plugins: tuple[str, ...],
+                 paths: tuple[str, ...] = ()) -> None:
+    """Once per process: the torch thread budget and the plug-ins the command loaded.
+
+    Plug-ins are the entry points of every group of :data:`robustbnn.plugins.GROUPS` and the
+    ``--plugin`` modules, found with ``paths`` on ``sys.path`` (idempotent).
+
+    Raises:
+        PluginError: For a plug-in that does not import in this worker.
+    """
+    key = (threads, plugins, paths)
     if key in _READY:
         return
     import torch
 
     if threads:
         torch.set_num_threads(threads)
-    for module in plugins:
-        importlib.import_module(module)
+    load_plugins(plugins, paths)
     _READY.add(key)
 
 

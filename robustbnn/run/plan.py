@@ -1,6 +1,7 @@
 """A suite's config -> the ordered cells of a run and their dependencies (``--plan``).
 
-Order: per model its training, clean metrics, attacks, OOD sets and shifted test sets; then
+Order: per model its contract (the cheap clauses of the model contract, which every cell of
+the model waits for), training, clean metrics, attacks, OOD sets and shifted test sets; then
 the held-out-class retrainings. Every cell comes after the cells it depends on, so the order is
 a valid sequential schedule, and ``results.csv`` lists rows in it whatever order cells
 finished in.
@@ -16,15 +17,18 @@ from robustbnn.attacks import ATTACKS
 from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
 from robustbnn.attacks.reliability import has_torchattacks
 from robustbnn.data.heldout import parse_heldout
-from robustbnn.data.ood_sets import OOD_DATASETS
+from robustbnn.data.ood_sets import BUILTIN_OOD_SETS, check_ood_name
 from robustbnn.data.shift.sets import check_levels, levels
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.ood.extra import EXTRA_MEASURES
+from robustbnn.ood.uncertainty import BUILTIN_MEASURES, UNCERTAINTIES
+from robustbnn.ood.uncertainty import measure as get_measure
 from robustbnn.report import names as N
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
-from robustbnn.run.context import RunSpec, bench_data
-from robustbnn.run.tasks.train import model_cache_key, model_config
+from robustbnn.run.context import RunSpec, bench_data, ood_digest
+from robustbnn.run.tasks.contract import contract_cell
+from robustbnn.run.tasks.train import model_cache_key
 
 __all__ = ["Plan", "build_plan", "format_plan"]
 
@@ -54,7 +58,7 @@ class Plan:
 
 def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
     cfg = spec.cfg
-    mcfg = model_config(name, cfg.overrides, cfg.shrink)
+    mcfg = spec.resolved().model(name)
     data = bench_data(spec, heldout)
     key = model_cache_key(name, mcfg, data, cfg.seed)
     params = {"config": dataclasses.asdict(mcfg), "data": data.fingerprint, "seed": cfg.seed,
@@ -97,15 +101,7 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                           N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
                 cells.append(Cell("targeted", name, params, (train.id,), f"targeted {name}"))
         else:
-            for eps in cfg.pgd_eps:
-                for s in cfg.pgd_s_attack:
-                    params = {"attack": attack, N.EPS: float(eps), N.S_ATTACK: s,
-                              N.STEPS: cfg.pgd_steps, N.RESTARTS: cfg.pgd_restarts,
-                              N.STEP_SIZE: cfg.pgd_step_size, N.OBJECTIVE: cfg.pgd_objective,
-                              N.LABEL: cfg.attack_label, N.N: cfg.n_pgd, N.S_EVAL: cfg.s_eval,
-                              "memory_mb": cfg.memory_mb}
-                    cells.append(Cell("attack", name, params, both,
-                                      f"{attack} {name} eps={eps:g} S={s}"))
+            cells += _attack_cells(spec, name, attack, both)
     cells += _budget_cells(spec, name, both)
     sets = [ood for ood in cfg.ood if parse_heldout(ood) is None]
     scored = both
@@ -116,13 +112,20 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
         indist = Cell("indist", name, params, (train.id,), f"in-dist {name} {split}")
         cells.append(indist)
         scored = (train.id, indist.id)
+    # An OOD cell's id holds its set's content digest (Cell.content), its streams do not.
+    content = {ood: {"ood": ood_digest(spec, ood)} for ood in sets}
     for ood in sets:
         params = {"set": ood, "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
                   "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
                   "memory_mb": cfg.memory_mb}
-        cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}"))
+        cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}",
+                          content=content[ood]))
+    cells += _measure_cells(spec, name, train.id, sets, content)
     if "adversarial_ood" in cfg.robustness:
-        for ood in (s for s in cfg.adv_ood_sets if s in sets):
+        # Built-in sets as adv_ood_sets names them (the suites' cells), then every other set.
+        adv_sets = [s for s in cfg.adv_ood_sets if s in sets]
+        adv_sets += [s for s in sets if s not in BUILTIN_OOD_SETS and s not in adv_sets]
+        for ood in adv_sets:
             n_ood = cfg.ood_count(ood)
             params = {"set": ood, "n_ood": n_ood, N.N: cfg.n_adv_ood or n_ood, "seed": cfg.seed,
                       "preprocessing": cfg.ood_preprocessing, "in_split": cfg.ood_in_split,
@@ -131,8 +134,54 @@ def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
                       N.S_ATTACK: cfg.adv_ood_s_attack if stochastic else 1,
                       "measures": list(DIFFERENTIABLE_MEASURES), N.S_EVAL: cfg.s_eval,
                       "memory_mb": cfg.memory_mb}
-            cells.append(Cell("adv_ood", name, params, scored, f"adversarial ood {name} {ood}"))
+            cells.append(Cell("adv_ood", name, params, scored, f"adversarial ood {name} {ood}",
+                              content=content[ood]))
     cells += _shift_cells(spec, name, train.id)
+    return cells
+
+
+def _measure_cells(spec: RunSpec, name: str, train: str, sets: list[str],
+                   content: dict[str, dict[str, str]]) -> list[Cell]:
+    """One ``measure`` cell per (plug-in measure, OOD set) of one model: a plug-in measure's
+    name and version are in its cells' ids only, so adding one reuses every other cell."""
+    cfg = spec.cfg
+    cells = []
+    for m in (m for m in UNCERTAINTIES.names() if m not in BUILTIN_MEASURES):
+        for ood in sets:
+            params = {"measure": m, "version": get_measure(m).version, "set": ood,
+                      "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
+                      "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
+                      "memory_mb": cfg.memory_mb}
+            cells.append(Cell("measure", name, params, (train,), f"measure {m} {name} {ood}",
+                              content=content[ood]))
+    return cells
+
+
+# PGD's cell params before attacks had settings of their own: kept, so its ids do not change.
+PGD_PARAMS = {"steps": N.STEPS, "restarts": N.RESTARTS, "step_size": N.STEP_SIZE,
+              "objective": N.OBJECTIVE, "label": N.LABEL}
+
+
+def _attack_cells(spec: RunSpec, name: str, attack: str, both: tuple[str, ...]) -> list[Cell]:
+    """The ``attack`` cells of one model and one generic attack, at each (eps, S_attack) of
+    its resolved settings (:class:`robustbnn.settings.AttackSettings`)."""
+    cfg = spec.cfg
+    resolved = spec.resolved().attack(attack)
+    settings = resolved.settings
+    if attack == "pgd":
+        defaults = {f.name: f.default for f in dataclasses.fields(resolved.attack)}
+        own = {PGD_PARAMS[k]: v for k, v in settings.items() if k in PGD_PARAMS}
+        own |= {k: v for k, v in settings.items()  # a --set away from PGD's defaults only
+                if k not in PGD_PARAMS and v != defaults[k]}
+    else:
+        own = {"norm": resolved.norm, "settings": settings}
+    cells = []
+    for eps in resolved.eps:
+        for s in resolved.s_attack:
+            params = {"attack": attack, N.EPS: float(eps), N.S_ATTACK: s, **own, N.N: cfg.n_pgd,
+                      N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
+            cells.append(Cell("attack", name, _json(params), both,
+                              f"{attack} {name} eps={eps:g} S={s}"))
     return cells
 
 
@@ -199,13 +248,13 @@ def check_names(spec: RunSpec) -> None:
     if unknown:
         raise ConfigError(f"unknown robustness cell kind(s) {unknown}; known: {list(ROBUSTNESS)}")
     for ood in cfg.adv_ood_sets:
-        OOD_DATASETS.get(ood)
+        check_ood_name(ood)
     check_levels(cfg.shift, cfg.shift_angles, cfg.shift_corruptions)
     for measure in cfg.extra_measures:
         EXTRA_MEASURES.get(measure)
     for ood in cfg.ood:
         if parse_heldout(ood) is None:
-            OOD_DATASETS.get(ood)
+            check_ood_name(ood)
 
 
 def build_plan(spec: RunSpec) -> Plan:
@@ -236,7 +285,21 @@ def build_plan(spec: RunSpec) -> Plan:
                                   f"heldout {name} class {k}")]
     identity = _json({"format": CELL_FORMAT, "config": dataclasses.asdict(cfg),
                       "data": data.fingerprint, "device": spec.device})
-    return Plan(spec, tuple(cells), identity)
+    return Plan(spec, tuple(_gated(spec, cells)), identity)
+
+
+def _gated(spec: RunSpec, cells: list[Cell]) -> list[Cell]:
+    """Each model's ``contract`` cell just before its first cell, and every cell of the model
+    waiting for it (``Cell.after``: not in any id, so no other id or stream changes)."""
+    out: list[Cell] = []
+    gates: dict[str, str] = {}
+    for cell in cells:
+        if cell.model not in gates:
+            gate = contract_cell(spec, cell.model)
+            gates[cell.model] = gate.id
+            out.append(gate)
+        out.append(dataclasses.replace(cell, after=(gates[cell.model],)))
+    return out
 
 
 def format_plan(plan: Plan, done: set[str]) -> str:

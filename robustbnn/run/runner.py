@@ -1,23 +1,26 @@
 """The scheduler: run a plan's cells on an executor, reusing finished ones, retrying failures.
 
-A cell is submitted once every cell it depends on is done. A failing cell is retried
-(``retries`` times), then reported with its error; the cells that depend on it are skipped and
-every other cell still runs and is kept. Each cell runs under its file lock and is written to
-the store by the process that ran it, as soon as it finishes.
+A cell is submitted once every cell it depends on (``deps``) or waits for (``after``: its
+model's contract cell) is done. A failing cell is retried (``retries`` times; a ``UserError``
+such as a refused contract once), then reported with its error; the cells that depend on or
+wait for it are skipped and every other cell still runs and is kept. Each cell runs under its
+file lock and is written to the store by the process that ran it, as soon as it finishes.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import concurrent.futures.process  # noqa: F401 - cf.process, also when no pool ran
 import dataclasses
 import logging
+import pickle
 import time
 from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from robustbnn.errors import UserError
+from robustbnn.errors import ContractRefusal, UserError
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
@@ -26,7 +29,7 @@ from robustbnn.run.store import CellStore
 from robustbnn.run.tasks import TASKS
 from robustbnn.run.tasks.train import trained_model
 
-__all__ = ["Job", "RunReport", "execute_cell", "run_plan"]
+__all__ = ["Job", "RunReport", "execute_cell", "failure_message", "run_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +46,21 @@ class Job:
 
 @dataclasses.dataclass
 class RunReport:
-    """What the scheduler did: cell ids reused, run, failed (with the error) and skipped."""
+    """What the scheduler did: cell ids reused, run, failed (with the error) and skipped, and
+    the models the model contract refused (``{model: {"clauses", "reason"}}``, from the
+    :class:`~robustbnn.errors.ContractRefusal` their contract cell raised)."""
 
     reused: list[str] = dataclasses.field(default_factory=list)
     ran: list[str] = dataclasses.field(default_factory=list)
     failed: dict[str, str] = dataclasses.field(default_factory=dict)
     skipped: dict[str, str] = dataclasses.field(default_factory=dict)
+    refused: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
 
 
 def _context(job: Job, store: CellStore) -> Context:
     cell, spec = job.cell, job.spec
+    if cell.task == "contract":  # no trained model: it builds and fits its own
+        return Context(cell, spec, bench_data(spec))
     train = cell if cell.task == "train" else next(d for d in job.deps if d.task == "train")
     heldout = train.params["heldout"]
     data = bench_data(spec, heldout)
@@ -68,16 +76,43 @@ def execute_cell(job: Job) -> dict[str, Any]:
     Returns:
         ``{"reused": bool, "seconds": float}``.
     """
-    setup_worker(job.spec.threads, job.spec.plugins)
-    store = CellStore(Path(job.out_dir))
-    with store.lock(job.cell.id):
-        if store.is_done(job.cell.id):
-            return {"reused": True, "seconds": 0.0}
-        start = time.perf_counter()
-        outcome = TASKS.get(job.cell.task)(_context(job, store))
-        outcome.seconds = time.perf_counter() - start
-        store.write(job.cell, outcome)
+    try:
+        setup_worker(job.spec.threads, job.spec.plugins, job.spec.plugin_paths)
+        store = CellStore(Path(job.out_dir))
+        with store.lock(job.cell.id):
+            if store.is_done(job.cell.id):
+                return {"reused": True, "seconds": 0.0}
+            start = time.perf_counter()
+            outcome = TASKS.get(job.cell.task)(_context(job, store))
+            outcome.seconds = time.perf_counter() - start
+            store.write(job.cell, outcome)
+    except Exception as err:
+        sendable = _sendable(err)
+        if sendable is err:
+            raise
+        raise sendable from err
     return {"reused": False, "seconds": outcome.seconds}
+
+
+def failure_message(cell: Cell, err: BaseException) -> str:
+    """Why ``cell`` failed, naming its model; a worker that died is said so, not a bare
+    ``BrokenProcessPool``."""
+    model = "" if cell.model in cell.label.split() else f"model {cell.model}: "
+    if isinstance(err, cf.process.BrokenProcessPool):
+        return (f"a worker process died while this cell of model {cell.model} ran or waited "
+                f"(BrokenProcessPool: {err}); the system may have killed it (out of memory?) or "
+                "native code crashed; rerun with --jobs 1 to see the error in this process")
+    return f"{model}{type(err).__name__}: {err}"
+
+
+def _sendable(err: Exception) -> Exception:
+    """``err`` if it survives pickling, else a ``RuntimeError`` with its type and message: an
+    exception a worker cannot send back would kill its whole pool."""
+    try:
+        pickle.loads(pickle.dumps(err))
+    except Exception:  # noqa: BLE001 - whatever a plug-in's exception does when pickled
+        return RuntimeError(f"{type(err).__name__}: {err}")
+    return err
 
 
 def _gpus(spec: RunSpec, cell: Cell) -> float:
@@ -103,12 +138,13 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
         log.info("reusing %d finished cells of %s", len(report.reused), store.dir)
     while pending or running:
         for cell in list(pending):
-            blocked = [d for d in cell.deps if d in report.failed or d in report.skipped]
+            gates = (*cell.deps, *cell.after)  # after: scheduling only (the model contract)
+            blocked = [d for d in gates if d in report.failed or d in report.skipped]
             if blocked:
                 report.skipped[cell.id] = f"depends on {blocked[0][:12]}, which did not finish"
                 pending.remove(cell)
                 bar.update()
-            elif all(d in done for d in cell.deps) and len(running) < executor.capacity:
+            elif all(d in done for d in gates) and len(running) < executor.capacity:
                 bar.set_postfix_str(cell.label)
                 job = Job(plan.spec, cell, tuple(cells[d] for d in cell.deps),
                           str(store.out_dir))
@@ -123,7 +159,7 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
                 outcome = future.result()
             except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
                 attempts[cell.id] = attempts.get(cell.id, 0) + 1
-                message = f"{type(err).__name__}: {err}"
+                message = failure_message(cell, err)
                 # A UserError (diverged training, missing data) fails the same way again.
                 if attempts[cell.id] <= retries and not isinstance(err, UserError):
                     log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label,
@@ -131,6 +167,8 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
                     pending.insert(0, cell)
                     continue
                 report.failed[cell.id] = message
+                if isinstance(err, ContractRefusal):
+                    report.refused[err.model] = {"clauses": err.clauses, "reason": str(err)}
                 bar.update()
                 continue
             done.add(cell.id)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
-from robustbnn.ood import UNCERTAINTIES
+from robustbnn.ood import builtin_measures
 from robustbnn.predict import sample_probs
 from tests.attacks._models import SHAPE, NoisyLinear, Recorder, linear
 
@@ -79,7 +79,7 @@ def test_curve_checkpoints_and_fields() -> None:
                            eval_generator=_gen(1), name="linear")
     assert [row["step"] for row in curve] == [0, 10, 20, 30]
     expected_keys = {"step", "accuracy", "target_success", "linf", "l2", "n",
-                     *UNCERTAINTIES.names()}
+                     *builtin_measures(logits=False)}
     assert all(set(row) == expected_keys for row in curve)
     assert curve[0]["linf"] == 0 and curve[0]["l2"] == 0
     assert curve[-1]["target_success"] == 1.0 and curve[-1]["accuracy"] == 0.0

@@ -13,6 +13,7 @@ from robustbnn.ood.uncertainty import (
     UNCERTAINTIES,
     all_measures,
     bald,
+    builtin_measures,
     expected_entropy,
     max_prob,
     mean_std,
@@ -21,7 +22,8 @@ from robustbnn.ood.uncertainty import (
 )
 from tests._registrations import ROOT, registered_in
 
-NAMES = UNCERTAINTIES.names()
+ALL_NAMES = UNCERTAINTIES.names()
+NAMES = list(builtin_measures(logits=False))  # the probability measures (logit ones: test_energy)
 DIFFERENTIABLE = [n for n in NAMES if n != "variation_ratio"]
 
 
@@ -36,12 +38,14 @@ def _one_hot(classes: list[list[int]], num_classes: int) -> torch.Tensor:
 
 
 def test_registry_order_and_all_measures() -> None:
-    assert NAMES == registered_in(ROOT / "robustbnn" / "ood" / "uncertainty.py",
-                                  "UNCERTAINTIES.register")
+    assert ALL_NAMES == registered_in(ROOT / "robustbnn" / "ood" / "uncertainty.py",
+                                      "UNCERTAINTIES.register")
     assert {"max_prob", "predictive_entropy", "bald", "variation_ratio"} <= set(NAMES)
-    probs = _random_probs(0)
-    scores = all_measures(probs)
-    assert list(scores) == NAMES
+    logits = 3 * torch.randn(3, 5, 7, generator=torch.Generator().manual_seed(0),
+                             dtype=torch.float64)
+    probs = logits.softmax(-1)
+    scores = all_measures(probs, logits)
+    assert list(scores) == ALL_NAMES
     for name in NAMES:
         torch.testing.assert_close(scores[name], UNCERTAINTIES.get(name)(probs))
 
@@ -171,4 +175,4 @@ def test_variation_ratio_accepts_requires_grad_but_is_piecewise_constant() -> No
     probs = _random_probs(5).requires_grad_(True)
     out = variation_ratio(probs)
     assert out.shape == (5,) and not out.requires_grad
-    assert all_measures(probs)["bald"].requires_grad
+    assert all_measures(probs, names=NAMES)["bald"].requires_grad

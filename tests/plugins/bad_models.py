@@ -100,6 +100,22 @@ class Detached(Noisy):
         return super().sample_logits(x, n_samples, generator=generator).detach()
 
 
+class DetachedInput(Noisy):
+    """Detaches its input, so the logits depend on the weights but not on x in the graph."""
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        return super().sample_logits(x.detach(), n_samples, generator=generator)
+
+
+class Probabilities(Noisy):
+    """Returns softmax probabilities instead of logits."""
+
+    def sample_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        return super().sample_logits(x, n_samples, generator=generator).softmax(-1)
+
+
 class GlobalInit(Noisy):
     """Initialises its weights from torch's global RNG, not from build's generator."""
 
@@ -139,6 +155,8 @@ BAD = {  # name -> (class, the clause it breaks)
     "bad_noise_only_in_train": (NoiseOnlyInTrain, "train_eval"),
     "bad_counts_calls": (CountsCalls, "state_unchanged"),
     "bad_detached": (Detached, "input_gradient"),
+    "bad_detached_input": (DetachedInput, "input_gradient"),
+    "bad_probabilities": (Probabilities, "logits"),
     "bad_global_init": (GlobalInit, "build"),
     "bad_state_outside_buffers": (TemperatureOutsideBuffers, "cache_round_trip"),
     "bad_attack_samples_last": (AttackSamplesLast, "attack_logits"),

@@ -1,8 +1,9 @@
 """Plug-in models that break the contract: NaN logits at evaluation, and the wrong axis order.
 
 ``nan_model`` trains, then its ``after_fit`` poisons a buffer, so every evaluation cell meets
-NaN logits. ``swapped_model`` returns
-(B, S, C) instead of (S, B, C).
+NaN logits: for images with a black pixel, as a ``log(x)`` bug would give, so the model
+contract's random inputs (none exactly 0) pass and the bench's digits do not.
+``swapped_model`` returns (B, S, C) instead of (S, B, C).
 """
 
 import dataclasses
@@ -28,7 +29,9 @@ class NaNAtEvaluation(BayesianModule):
         self.register_buffer("poison", torch.zeros(()))
 
     def sample_logits(self, x, n_samples, *, generator=None):
-        return (x.flatten(1) @ self.w + self.poison).expand(n_samples, -1, -1)
+        black = (x.flatten(1) == 0).any(1, keepdim=True)  # (B, 1)
+        bad = torch.where(black, self.poison, torch.zeros_like(self.poison))
+        return (x.flatten(1) @ self.w + bad).expand(n_samples, -1, -1)
 
     def after_fit(self, train, val, *, generator=None):
         self.poison.fill_(float("nan"))

@@ -56,7 +56,7 @@ def test_rerun_reuses_every_cell_and_rewrites_the_same_bytes(baseline: tuple[Pat
     before = (out / "results.csv").read_bytes()
     again = run(bench_cmd(out))
     assert again.returncode == 0, again.stderr
-    assert "cells: 38 reused, 0 run, 0 failed" in again.stderr
+    assert "cells: 40 reused, 0 run, 0 failed" in again.stderr
     assert (out / "results.csv").read_bytes() == before
 
 

@@ -12,10 +12,12 @@ from robustbnn.run.tasks import (
     attack,
     budget,
     clean,
+    contract,
     detector_aware,
     fgsm,
     heldout,
     indist,
+    measure,
     ood,
     sanity,
     shift,
@@ -27,6 +29,8 @@ from robustbnn.run.tasks._faults import guarded
 TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
 # Evaluation tasks run guarded: NaN/inf logits become a numerical_fault row (tasks._faults).
 TASKS.register("train", train.run)
+# The model contract, before a model's first cell: a broken clause fails it (not guarded).
+TASKS.register("contract", contract.run)
 TASKS.register("clean", guarded(clean.run))
 TASKS.register("fgsm", guarded(fgsm.run))
 TASKS.register("sanity", guarded(sanity.run))
@@ -34,6 +38,7 @@ TASKS.register("targeted", guarded(targeted.run))
 TASKS.register("attack", guarded(attack.run))
 TASKS.register("indist", guarded(indist.run))
 TASKS.register("ood", guarded(ood.run))
+TASKS.register("measure", guarded(measure.run))
 TASKS.register("heldout", guarded(heldout.run))
 TASKS.register("budget", guarded(budget.run))
 TASKS.register("detector_aware", guarded(detector_aware.run))

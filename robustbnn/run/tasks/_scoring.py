@@ -12,14 +12,15 @@ from torch import Tensor
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.metrics.calibration import brier, reliability
 from robustbnn.metrics.classification import accuracy, ece, nll
-from robustbnn.ood import all_measures
+from robustbnn.ood import all_measures, builtin_measures
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.predict import chunk_rows, sample_probs
 from robustbnn.report import names as N
 from robustbnn.run.context import Context
 
 __all__ = ["CALIBRATION", "RANKING", "adversarial_rows", "calibration_rows", "in_attack_batches",
-           "ranking_rows", "reliability_rows", "uncertainty_scores"]
+           "no_grad_probs", "no_grad_samples", "ranking_rows", "reliability_rows",
+           "uncertainty_scores"]
 
 RANKING = {N.AUROC: auroc, N.AUPR_IN: aupr_in, N.AUPR_OUT: aupr_out,
            N.FPR_AT_95_TPR: fpr_at_95_tpr}
@@ -48,10 +49,15 @@ def reliability_rows(ctx: Context, knobs: dict, mean: Tensor, y: Tensor) -> list
     return rows
 
 
-def uncertainty_scores(probs: Tensor, extra: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
-    """Every registered uncertainty measure of probs (S, B, C), then the ``extra`` ones
-    (:data:`robustbnn.ood.extra.EXTRA_MEASURES`), as float64 arrays (B,)."""
-    scores = all_measures(probs)
+def uncertainty_scores(probs: Tensor, extra: tuple[str, ...] = (), *,
+                       logits: Tensor | None = None) -> dict[str, np.ndarray]:
+    """The built-in uncertainty measures of probs (S, B, C) (those reading logits only when
+    ``logits`` (S, B, C) are given), then the ``extra`` ones
+    (:data:`robustbnn.ood.extra.EXTRA_MEASURES`), as float64 arrays (B,).
+
+    Plug-in measures are not here: a cell's id does not name the measures it computes, so
+    they get cells of their own (task ``measure``)."""
+    scores = all_measures(probs, logits, names=builtin_measures(logits=logits is not None))
     scores |= {m: EXTRA_MEASURES.get(m)(probs) for m in extra}
     return {m: u.double().cpu().numpy() for m, u in scores.items()}
 
@@ -115,3 +121,11 @@ def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:
     with torch.no_grad():
         return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys),
                             memory_mb=ctx.params["memory_mb"])
+
+
+def no_grad_samples(ctx: Context, x: Tensor, *keys: str) -> tuple[Tensor, Tensor]:
+    """:func:`no_grad_probs` and the logits they came from, both (S, B, C): the same draws
+    from the same stream, so the probabilities are those :func:`no_grad_probs` returns."""
+    with torch.no_grad():
+        return sample_probs(ctx.model, x, ctx.cfg.s_eval, generator=ctx.gen(*keys),
+                            memory_mb=ctx.params["memory_mb"], logits=True)

@@ -15,6 +15,7 @@ from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import (
     calibration_rows,
     no_grad_probs,
+    no_grad_samples,
     reliability_rows,
     uncertainty_scores,
 )
@@ -29,7 +30,7 @@ def run(ctx: Context) -> CellOutcome:
     # warm-up pass over the first 64 points at the timed S (its own stream; results unchanged).
     no_grad_probs(ctx, x[:64], "warmup")
     start = time.perf_counter()
-    probs = no_grad_probs(ctx, x, "eval")  # (S, B, C)
+    probs, logits = no_grad_samples(ctx, x, "eval")  # (S, B, C) each
     seconds = (time.perf_counter() - start) * 1000 / len(x)
     mean = probs.mean(0)
     knobs = {N.S_EVAL: ctx.cfg.s_eval}
@@ -38,4 +39,5 @@ def run(ctx: Context) -> CellOutcome:
     parameters = sum(p.numel() for p in ctx.model.parameters())
     rows += [ctx.result(N.COST, knobs, "", N.SECONDS_PER_1000_PREDICTIONS, seconds),
              ctx.result(N.COST, knobs, "", N.PARAMETERS, parameters)]
-    return CellOutcome(rows=rows, arrays=uncertainty_scores(probs, ctx.cfg.extra_measures))
+    return CellOutcome(rows=rows, arrays=uncertainty_scores(probs, ctx.cfg.extra_measures,
+                                                                logits=logits))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from robustbnn.attacks import FGSM
+from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.sanity import Check, accuracy_monotone
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
@@ -51,6 +52,7 @@ def run(ctx: Context) -> CellOutcome:
         x_adv = x + eps * direction
         if attack.clip:
             x_adv = x_adv.clamp(0.0, 1.0)
+        check_budget(x, x_adv, eps, "linf", attack=N.FGSM, box=attack.clip)
         knobs = {N.EPS: float(eps), N.S_ATTACK: attack.n_samples, N.S_EVAL: ctx.cfg.s_eval,
                  N.OBJECTIVE: attack.objective, N.LABEL: attack.label, N.CLIP: attack.clip}
         eps_rows = adversarial_rows(ctx, N.FGSM, knobs, x_adv, y,

@@ -7,7 +7,7 @@ from robustbnn.metrics.classification import accuracy
 from robustbnn.report import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, heldout_images
-from robustbnn.run.tasks._scoring import no_grad_probs, ranking_rows, uncertainty_scores
+from robustbnn.run.tasks._scoring import no_grad_samples, ranking_rows, uncertainty_scores
 
 __all__ = ["run"]
 
@@ -21,15 +21,15 @@ def run(ctx: Context) -> CellOutcome:
     k = ctx.params["k"]
     ood = heldout_name(k)
     extra = ctx.cfg.extra_measures
-    probs = no_grad_probs(ctx, ctx.data.test.x, "eval", "in")
+    probs, logits = no_grad_samples(ctx, ctx.data.test.x, "eval", "in")
     rows = [ctx.result(N.HELDOUT_CLEAN, {N.S_EVAL: ctx.cfg.s_eval}, "", N.ACCURACY,
                        accuracy(probs.mean(0), ctx.data.test.y), dataset=ood)]
     if ctx.cfg.ood_in_split != "test":
         split = getattr(ctx.data, ctx.cfg.ood_in_split)
-        probs = no_grad_probs(ctx, split.x, "eval", "in", ctx.cfg.ood_in_split)
-    scores_in = uncertainty_scores(probs, extra)
-    scores_out = uncertainty_scores(no_grad_probs(ctx, heldout_images(ctx.spec, k), "eval", "out"),
-                                    extra)
+        probs, logits = no_grad_samples(ctx, split.x, "eval", "in", ctx.cfg.ood_in_split)
+    scores_in = uncertainty_scores(probs, extra, logits=logits)
+    probs, logits = no_grad_samples(ctx, heldout_images(ctx.spec, k), "eval", "out")
+    scores_out = uncertainty_scores(probs, extra, logits=logits)
     rows += ranking_rows(ctx, scores_in, scores_out, dataset=ood)
     arrays = {f"in/{m}": v for m, v in scores_in.items()}
     arrays |= {f"out/{m}": v for m, v in scores_out.items()}

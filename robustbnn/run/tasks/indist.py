@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
-from robustbnn.run.tasks._scoring import no_grad_probs, uncertainty_scores
+from robustbnn.run.tasks._scoring import no_grad_samples, uncertainty_scores
 
 __all__ = ["run"]
 
@@ -16,5 +16,6 @@ __all__ = ["run"]
 def run(ctx: Context) -> CellOutcome:
     """No rows; arrays = the split's per-example scores, one array per measure."""
     split = getattr(ctx.data, ctx.params["split"])
-    return CellOutcome(rows=[], arrays=uncertainty_scores(no_grad_probs(ctx, split.x, "eval"),
-                                                          ctx.cfg.extra_measures))
+    probs, logits = no_grad_samples(ctx, split.x, "eval")
+    return CellOutcome(rows=[], arrays=uncertainty_scores(probs, ctx.cfg.extra_measures,
+                                                          logits=logits))

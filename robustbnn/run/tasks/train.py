@@ -9,7 +9,6 @@ so two runs on one cache never train the same model at the same time.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -19,12 +18,12 @@ from typing import Any
 import torch
 
 from robustbnn import __version__, cache
-from robustbnn.config import check_config, override, parse_set, replace_checked
 from robustbnn.data import DataBundle
 from robustbnn.models import MODELS, BayesianModule
 from robustbnn.models.base import code_identity
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Checked, Context, RunSpec, bench_data, make_generator
+from robustbnn.settings import model_config
 from robustbnn.train import fit
 
 __all__ = ["FitRecord", "fit_or_load", "model_cache_key", "model_config", "run",
@@ -54,40 +53,10 @@ class FitRecord:
     parameters: int
 
 
-def model_config(name: str, overrides: tuple[str, ...] | list[str], shrink: str = "") -> Any:
-    """The model's default config, shrunk to the ``shrink`` budget its spec declares, with
-    ``name.field=value`` / ``*.field=value`` applied after, every field range-checked.
-
-    Raises:
-        ConfigError: A value of the wrong type or out of its field's range, naming the model,
-            the field, the value and the allowed range.
-    """
-    spec = MODELS.get(name)
-    cfg = spec.config()
-    if shrink:
-        declared = spec.shrink.get(shrink)
-        if declared is None:
-            _warn_once(name, shrink)
-        for field, value in (declared or {}).items():
-            cfg = replace_checked(cfg, field, value, owner=f"{name} (its {shrink!r} shrink)")
-    fields = {f.name for f in dataclasses.fields(cfg)}
-    for owner, field, value in parse_set(list(overrides)):
-        if owner == name or (owner == "*" and field in fields):
-            cfg = override(cfg, field, value, owner=name)
-    return check_config(cfg, owner=name)  # defaults and shrink budgets too, before any work
-
-
 def model_cache_key(name: str, mcfg: Any, data: DataBundle, seed: int) -> str:
     """The cache key of ``name`` trained with ``mcfg`` on ``data`` from ``seed``: its config,
     data, seed and code (:func:`robustbnn.models.base.code_identity`)."""
     return cache.cache_key(name, mcfg, data.fingerprint, seed, code_identity(MODELS.get(name)))
-
-
-@functools.cache
-def _warn_once(name: str, shrink: str) -> None:
-    log.warning("model %s declares no %r budget in its ModelSpec.shrink, so it runs at its "
-                "default size; declare one (e.g. shrink={%r: {'epochs': 2}})", name, shrink,
-                shrink)
 
 
 def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
@@ -180,7 +149,7 @@ def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
         _MODELS.move_to_end(key)
         return _MODELS[key]
     data = bench_data(spec, heldout)
-    mcfg = model_config(name, spec.cfg.overrides, spec.cfg.shrink)
+    mcfg = spec.resolved().model(name)
     model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed, device=torch.device(spec.device),
                            cache_dir=Path(spec.cache_dir), progress=spec.progress)
     return _remember(key, model, name)
@@ -199,7 +168,7 @@ def _remember(key: tuple, model: BayesianModule, name: str) -> Checked:
 def run(ctx: Context) -> CellOutcome:
     """Train (or load) the cell's model; its outcome is the :class:`FitRecord`."""
     heldout = ctx.params["heldout"]
-    mcfg = model_config(ctx.cell.model, ctx.cfg.overrides, ctx.cfg.shrink)
+    mcfg = ctx.spec.resolved().model(ctx.cell.model)
     model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, seed=ctx.cfg.seed,
                                 device=ctx.device, cache_dir=Path(ctx.spec.cache_dir),
                                 progress=ctx.spec.progress)
