@@ -182,9 +182,14 @@ def auto_jobs(device: torch.device, executor: str = "local") -> int:
 
 
 def _threads(opts: BenchOptions) -> int | None:
+    """torch threads per cell: ``--threads``; else one per Ray task (Ray runs one task per
+    core, as the pool of ``--jobs auto`` runs one one-thread worker per core, so the two give
+    the same numbers), ``cores // jobs`` in a pool, and every core for one in-process job."""
     if opts.threads:
         return opts.threads
-    if opts.jobs > 1 or opts.executor == "ray":
+    if opts.executor == "ray":
+        return 1
+    if opts.jobs > 1:
         return max(1, (torch.get_num_threads()) // max(1, opts.jobs))
     return None
 

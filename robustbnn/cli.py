@@ -104,7 +104,8 @@ def _add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
                       help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray)")
     grid.add_argument("--threads", type=_positive_int, metavar="T",
                       help="torch threads per cell (default: all cores for one job, "
-                           "cores / N with --jobs N); results can differ in the last bits "
+                           "cores / N with --jobs N, 1 per Ray task); results can differ "
+                           "in the last bits "
                            "between thread counts")
     grid.add_argument("--retries", type=_non_negative_int, default=1, metavar="K",
                       help="retry a failing cell K times before reporting it (default 1)")

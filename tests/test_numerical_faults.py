@@ -92,9 +92,10 @@ def test_a_plugin_with_the_wrong_axis_order_is_one_line_naming_it(
                  "--robustness", "none", "--shift", "none", "--attacks", "fgsm"])
     assert code == 1
     err = capsys.readouterr().err
-    # The model contract refuses it before any of its cells, naming the clause.
-    assert "robustbnn: error: model 'swapped_model' refused by the model contract: " in err
-    assert "clause 'shape' failed" in err and "samples last" in err
+    # Its brief fit in the model contract fails too (the loss sees the wrong axes), which
+    # leaves the verdict to its training cell: one line naming the model and the clause.
+    assert "cell 'train swapped_model' failed (ModelContractError: training swapped_model: " \
+           in err and "clause 'shape' failed" in err and "samples last" in err
     assert "Traceback" not in err
 
 

@@ -24,6 +24,10 @@ ALLOWED: dict[tuple[str, str], str] = {
     # reconstructors only, so a forged file can run no code.
     ("data/cifar10bw.py", "import pickle"):
         "restricted unpickler, digest verified first",
+    # A worker round-trips the exception it just raised before sending it back (an exception
+    # that cannot be unpickled would kill the pool); no outside bytes are ever loaded.
+    ("run/runner.py", "import pickle"):
+        "round-trips this process's own exception objects only",
 }
 
 _DESERIALISERS = {"pickle", "cPickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle",

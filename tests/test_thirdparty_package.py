@@ -19,10 +19,10 @@ SCRIPT = Path(sys.executable).with_name("robustbnn")  # the installed console sc
 
 def _bench(thirdparty, out: Path, cache: Path, *extra: str) -> str:  # noqa: ANN001
     """``robustbnn bench --suite tp_smoke`` as a subprocess; its log, after checking exit 0."""
-    # One torch thread per cell everywhere, as the executor tests of tests/run/ pin it: Ray's
-    # default gives a task every core, and a float sum over more threads rounds differently.
-    cmd = [str(SCRIPT), "bench", "--suite", thirdparty.suite, "--device", "cpu", "--threads",
-           "1", "--out", str(out), "--cache-dir", str(cache), *extra]
+    # The defaults as a user has them: on a 2-core machine --jobs auto is two one-thread
+    # workers, --jobs 2 the same, and Ray one one-thread task per core (robustbnn.bench).
+    cmd = [str(SCRIPT), "bench", "--suite", thirdparty.suite, "--device", "cpu",
+           "--out", str(out), "--cache-dir", str(cache), *extra]
     done = subprocess.run(cmd, env=thirdparty.env(), capture_output=True, text=True,
                           timeout=900, cwd=out.parent)
     assert done.returncode == 0, done.stderr

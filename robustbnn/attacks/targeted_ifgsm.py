@@ -43,6 +43,7 @@ from torch import Tensor
 
 from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
 from robustbnn.attacks.base import Attack
+from robustbnn.attacks.budget import check_budget
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.ood import all_measures, builtin_measures
 from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
@@ -198,6 +199,8 @@ def targeted_curve(
         xb, yb, tb = (t[start : start + batch] for t in (x, y, target))
         for step, x_adv in attack.iterate(model, xb, yb, target=tb, generator=attack_generator,
                                           name=name):
+            # No eps-ball (Li & Gal's targeted walk); every step must stay in the [0, 1] box.
+            check_budget(xb, x_adv, None, "linf", attack="targeted_ifgsm")
             probs = sample_probs(model, x_adv, s_eval, generator=eval_generator, name=name,
                                  memory_mb=memory_mb)
             pred = probs.mean(0).argmax(-1)  # (B,)

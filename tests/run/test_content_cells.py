@@ -42,20 +42,19 @@ def test_replacing_one_image_of_a_folder_set_recomputes_exactly_its_cells(
     folder.mkdir()
     _write_images(folder, 0)
     out = tmp_path / "out"
-    args = ("--ood", f"uniform,folder:{folder}", "--robustness", "adversarial_ood",
-            "--attacks", "fgsm", "--shift", "none")
+    args = ("--models", "mlp", "--ood", f"uniform,folder:{folder}", "--robustness",
+            "adversarial_ood", "--attacks", "fgsm", "--shift", "none")
     first = run(bench_cmd(out, *args))
     assert first.returncode == 0, first.stderr
     assert _todo(out, *args) == []
     before = pd.read_csv(out / "results.csv", keep_default_na=False)
     Image.fromarray(np.zeros((28, 28), np.uint8)).save(folder / "img3.png")
     todo = _todo(out, *args)
-    assert todo == sorted(f"{kind} {model} folder:{folder}" for model in ("mc_dropout", "mlp")
-                          for kind in ("ood", "adversarial ood"))
+    assert todo == sorted(f"{kind} mlp folder:{folder}" for kind in ("ood", "adversarial ood"))
     again = run(bench_cmd(out, *args))
     assert again.returncode == 0, again.stderr
     reused, ran = _counts(again.stderr)
-    assert ran == 4 and reused > 0
+    assert ran == 2 and reused > 0
     after = pd.read_csv(out / "results.csv", keep_default_na=False)
     mine = after["dataset"] == f"folder:{folder}"
     assert not after[mine]["value"].equals(before[before["dataset"] == f"folder:{folder}"]
@@ -70,8 +69,8 @@ def test_replacing_one_image_of_a_folder_set_recomputes_exactly_its_cells(
 
 def test_a_plug_in_measure_adds_its_rows_and_reuses_every_other_cell(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    args = ("--ood", "uniform,gaussian", "--robustness", "none", "--attacks", "fgsm",
-            "--shift", "none")
+    args = ("--models", "mlp", "--ood", "uniform,gaussian", "--robustness", "none",
+            "--attacks", "fgsm", "--shift", "none")
     first = run(bench_cmd(out, *args))
     assert first.returncode == 0, first.stderr
     before = pd.read_csv(out / "results.csv", keep_default_na=False)
@@ -80,7 +79,7 @@ def test_a_plug_in_measure_adds_its_rows_and_reuses_every_other_cell(tmp_path: P
     again = run(bench_cmd(out, *args, "--plugin", PLUGIN))
     assert again.returncode == 0, again.stderr
     reused, ran = _counts(again.stderr)
-    assert ran == 4  # (mlp, mc_dropout) x (uniform, gaussian)
+    assert ran == 2  # mlp x (uniform, gaussian)
     assert reused == _counts(first.stderr)[1]
     after = pd.read_csv(out / "results.csv", keep_default_na=False)
     new = after[after["measure"] == "logit_spread"]

@@ -16,6 +16,7 @@ import functools
 import numpy as np
 import torch
 
+from robustbnn.attacks.budget import check_budget
 from robustbnn.metrics import auroc
 from robustbnn.ood.adversarial import lower_uncertainty
 from robustbnn.report import names as N
@@ -55,6 +56,8 @@ def run(ctx: Context) -> CellOutcome:
                                       step_size=step_size, steps=steps, n_samples=s,
                                       generator=gen)
             x_adv = torch.cat(in_attack_batches(ctx, s, lower, x))
+            if p["preprocessing"] == "unit":  # other scales leave [0, 1] by design
+                check_budget(x, x_adv, eps, "linf", attack="lower_uncertainty")
             out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]
             knobs = base | {N.EPS: float(eps), N.STEP_SIZE: step_size}
             rows.append(ctx.result(N.ADV_OOD, knobs, measure, N.AUROC, rank(measure, out),

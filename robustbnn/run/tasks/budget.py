@@ -27,6 +27,7 @@ import math
 import torch
 from torch import Tensor
 
+from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import gradient_snr, square_attack, transfer_attack
 from robustbnn.metrics.worst_of_k import k_predictions, summarise
@@ -77,6 +78,7 @@ def run(ctx: Context) -> CellOutcome:
                 start_generator=ctx.gen("start")), x, y)
             for steps in at:
                 x_adv = torch.cat([part[steps] for part in parts]).detach()
+                check_budget(x, x_adv, eps, "linf", attack="pgd")
                 runs[s_run, steps] = x_adv, _accuracy(ctx, x_adv, y)
         for steps in at:
             key = (s, steps)

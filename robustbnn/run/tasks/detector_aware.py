@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from robustbnn.attacks.adaptive import DetectorAwarePGD
+from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
 from robustbnn.metrics.detection import detection_aware_accuracy, threshold_at_fpr
 from robustbnn.report import names as N
@@ -38,8 +39,10 @@ def run(ctx: Context) -> CellOutcome:
             N.S_EVAL: ctx.cfg.s_eval, N.FPR: p[N.FPR], N.N: int(x.shape[0])}
 
     def attacked(attack: object, stream: str) -> torch.Tensor:
-        return torch.cat(in_attack_batches(ctx, s, functools.partial(
+        x_adv = torch.cat(in_attack_batches(ctx, s, functools.partial(
             attack, ctx.model, generator=ctx.gen("attack", stream)), x, y)).detach()
+        check_budget(x, x_adv, eps, "linf", attack=type(attack).__name__)
+        return x_adv
 
     def evaluate(x_adv: torch.Tensor) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         probs = no_grad_probs(ctx, x_adv, "eval")
