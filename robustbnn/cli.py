@@ -549,6 +549,10 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
         spec = OOD_DATASETS.get(name)
         status = "available" if spec.available(root) else "missing"
         sys.stdout.write(f"{name}\t{status}\t{spec.description}\n")
+    sys.stdout.write("# OOD sets named by a pattern (--ood)\n"
+                     "heldout:K\t-\tthe training set's class K, held out of training (one "
+                     "model per class)\n"
+                     "folder:PATH\t-\tevery image under PATH, grayscale, 28x28, in [0, 1]\n")
     return 0
 
 

@@ -193,6 +193,7 @@ def test_datasets_lists_the_ood_sets(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "# OOD sets (--ood)" in out
     assert rows["glyphs"] == rows["uniform"] == "available"
     assert rows["notmnist"] == rows["omniglot"] == "missing"
+    assert rows["folder:PATH"] == rows["heldout:K"] == "-"  # sets named by a pattern
 
 
 def test_ood_sets_and_preprocessing_reach_results_and_legend(tmp_path: Path) -> None:
