@@ -2,9 +2,16 @@
 
 ``python -m robustbnn.reproduce.check COMMITTED.csv NEW.csv`` compares every table cell and
 seed present in both. The tolerance of a cell is measured from the committed file itself:
-twice the range (max − min) of its committed seeds, at least 0.1 points (percent), 0.01 bits
+twice the range (max − min) of its committed seeds, at least 0.2 points (percent), 0.01 bits
 or exact counts. On one machine a seed reproduces its number; the tolerance absorbs other
 CPUs and thread counts. Exit 1, naming each cell that moved beyond it.
+
+The percent floor is what one seed moves between CPUs, measured: the same code and seed of
+``bhn_table1_mnist5000`` run A-base (10,000 test images) gave the MLP 95.39, 95.26 and 95.34
+and MC dropout 95.44, 95.44 and 95.31 on three 2-core machines (the first committed run, an
+AVX-512 Xeon, an AMD EPYC without AVX-512; 2026-11-23 to 26): float rounding of other SIMD
+kernels changes the training trajectory by up to 0.13 points, so a 0.1 floor failed on a
+machine where nothing had changed. 0.2 points is 20 of those 10,000 images.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import pandas as pd
 
 __all__ = ["compare", "main", "tolerance"]
 
-FLOORS = {"percent": 0.1, "bits": 0.01, "count": 0.0}
+FLOORS = {"percent": 0.2, "bits": 0.01, "count": 0.0}  # percent: the cross-CPU spread, above
 KEY = ["row", "column", "run", "model"]
 
 

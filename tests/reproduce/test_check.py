@@ -26,7 +26,7 @@ def test_tolerance_is_twice_the_committed_seed_range_with_a_floor() -> None:
     checked, failures = compare(committed, ok[["row", "column", "run", "model", "seeds",
                                                 "seed0"]])
     assert checked == 2 and failures == []
-    bad = _csv({"a": [92.1], "b": [80.2]})
+    bad = _csv({"a": [92.1], "b": [80.21]})  # b: beyond the 0.2-point floor
     checked, failures = compare(committed, bad)
     assert len(failures) == 2
     assert failures[0] == ("a / c (m, seed0): committed 90.0000, now 92.1000, "
