@@ -428,7 +428,8 @@ def _failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcom
     for model, entry in refused.items():
         n = sum(c.model == model and i in report.skipped for i, c in cells.items())
         board = "" if every else "; the leaderboard lists it as refused"
-        lines.append(f"robustbnn: error: {entry['reason']} ({n} cell(s) of it did not "
+        lines.append(f"robustbnn: error: {entry.get('message', entry['reason'])} ({n} cell(s) "
+                     f"of it did not "
                      f"run{board})\n")
     others = {i: e for i, e in report.failed.items() if cells[i].model not in refused}
     skipped = sum(cells[i].model not in refused for i in report.skipped)

@@ -96,11 +96,12 @@ class ContractRefusal(ModelContractError):
     Attributes:
         model: The model's registry name.
         clauses: The broken clauses, in the order they ran.
+        seen: What each broken clause saw, for the leaderboard's reason column.
     """
 
-    def __init__(self, message: str, *, model: str, clauses: list[str]) -> None:
+    def __init__(self, message: str, *, model: str, clauses: list[str], seen: str = "") -> None:
         super().__init__(message)
-        self.model, self.clauses = model, list(clauses)
+        self.model, self.clauses, self.seen = model, list(clauses), seen
 
 
 class AttackBudgetError(UserError):

@@ -47,7 +47,8 @@ class Job:
 @dataclasses.dataclass
 class RunReport:
     """What the scheduler did: cell ids reused, run, failed (with the error) and skipped, and
-    the models the model contract refused (``{model: {"clauses", "reason"}}``, from the
+    the models the model contract refused (``{model: {"clauses", "reason", "message"}}``: the
+    broken clauses, what they saw, the whole one-line refusal; from the
     :class:`~robustbnn.errors.ContractRefusal` their contract cell raised)."""
 
     reused: list[str] = dataclasses.field(default_factory=list)
@@ -168,7 +169,9 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
                     continue
                 report.failed[cell.id] = message
                 if isinstance(err, ContractRefusal):
-                    report.refused[err.model] = {"clauses": err.clauses, "reason": str(err)}
+                    report.refused[err.model] = {"clauses": err.clauses,
+                                                 "reason": err.seen or str(err),
+                                                 "message": str(err)}
                 bar.update()
                 continue
             done.add(cell.id)

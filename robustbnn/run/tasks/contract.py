@@ -82,7 +82,8 @@ def run(ctx: Context) -> CellOutcome:
     if report.failed:
         failed = [(r.clause, r.detail) for r in report.failed]
         raise ContractRefusal(refusal_message(name, failed), model=name,
-                              clauses=[clause for clause, _ in failed])
+                              clauses=[clause for clause, _ in failed],
+                              seen="; ".join(f"{clause}: {detail}" for clause, detail in failed))
     return CellOutcome(info={"clauses": {r.clause: r.status for r in report.results}})
 
 
