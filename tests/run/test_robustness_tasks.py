@@ -106,7 +106,7 @@ def test_adversarial_ood_auroc_is_at_most_the_clean_auroc(model, monkeypatch) ->
     from robustbnn.run.tasks._scoring import uncertainty_scores
     params = {"set": "toy", "eps_grid": [0.05, 0.1], "step_fraction": 0.2, "steps": 10,
               "S_attack": 4, "measures": ["predictive_entropy", "max_prob", "bald"], "n": 0,
-              "S_eval": 8}
+              "S_eval": 8, "preprocessing": "unit"}
     rows = _run_with_inputs("adv_ood", params, model, x_in, y_in,
                             {"clean": uncertainty_scores(probs)})
     for measure in {r.measure for r in rows}:
