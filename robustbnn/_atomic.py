@@ -12,11 +12,24 @@ import socket
 import tempfile
 from pathlib import Path
 
-__all__ = ["OWNER", "umask_mode", "write_bytes_atomic", "write_text_atomic"]
+__all__ = ["OWNER", "umask_mode", "write_bytes_atomic", "write_text_atomic", "writer_alive"]
 
 # In every temporary file's name, so a cleanup can tell a dead writer's leftovers from a live
 # writer's file (robustbnn.report.store.remove_stale_temps).
 OWNER = f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"
+
+
+def writer_alive(pid: int) -> bool:
+    """Whether the process ``pid`` of this host (a writer named in a temporary name) exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    except (OverflowError, ValueError):  # not a process id at all
+        return False
+    return True
 
 
 def umask_mode(path: str | Path) -> None:

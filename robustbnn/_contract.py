@@ -180,17 +180,30 @@ class Clauses:
                          "switches sampling off")
 
     def global_rng(self, sample: Sampler | None = None) -> None:
-        """The global RNGs (torch's CPU and CUDA, Python's, NumPy's) are untouched."""
+        """The global RNGs (torch's CPU and CUDA, Python's, NumPy's) are untouched.
+
+        Two consecutive calls, each with a fresh generator, start from two distinct global
+        states set here: a model that reseeds a global RNG (``torch.manual_seed(1234)``)
+        leaves it where it left it the call before, so one call alone cannot see it.
+        """
         for mode in ("eval", "train"):
             self.model.train(mode == "train")
-            before = global_rngs(self.device)
-            self.draw(sample or self.model.sample_logits, 4)
-            after = global_rngs(self.device)
-            for rng in before:
-                if not same_state(before[rng], after[rng]):
-                    raise Broken(f"a call in {mode}() mode changed {rng}: draw from the "
-                                 "generator argument (library code that cannot: wrap it in "
-                                 "robustbnn.rng.seeded_global)")
+            changed: dict[str, list[Any]] = {}
+            for seed in GLOBAL_SEEDS:
+                set_global_rngs(seed, self.device)
+                before = global_rngs(self.device)
+                self.draw(sample or self.model.sample_logits, 4)
+                after = global_rngs(self.device)
+                for rng in before:
+                    if not same_state(before[rng], after[rng]):
+                        changed.setdefault(rng, []).append(after[rng])
+            for rng, afters in changed.items():
+                reseeded = len(afters) == len(GLOBAL_SEEDS) and same_state(*afters)
+                how = (" to the same state from two different ones (it reseeds it, e.g. "
+                       "torch.manual_seed in sample_logits)" if reseeded else "")
+                raise Broken(f"a call in {mode}() mode changed {rng}{how}: draw from the "
+                             "generator argument (library code that cannot: wrap it in "
+                             "robustbnn.rng.seeded_global)")
 
     def state_unchanged(self, sample: Sampler | None = None) -> None:
         """state_dict bitwise equal and every submodule's mode unchanged, in both modes."""
@@ -313,6 +326,24 @@ def first_difference(before: dict[str, Tensor], after: dict[str, Tensor]) -> str
         if value.dtype != other.dtype or not equal(value, other):
             return key
     return None
+
+
+# The global RNG seeds of clause global_rng's two calls: distinct, and unlike the seeds a
+# model would hard-code.
+GLOBAL_SEEDS = (918_273_645, 192_837_465)
+
+
+def set_global_rngs(seed: int, device: torch.device) -> None:
+    """Put every global RNG of :func:`global_rngs` in a fresh state from ``seed``.
+
+    Only the run device's CUDA RNG, the one the checks fork (``torch.manual_seed`` would seed
+    every GPU's).
+    """
+    torch.set_rng_state(torch.Generator().manual_seed(seed).get_state())
+    random.seed(seed)
+    np.random.seed(seed)
+    if device.type == "cuda":
+        torch.cuda.set_rng_state(torch.Generator(device).manual_seed(seed).get_state(), device)
 
 
 def global_rngs(device: torch.device) -> dict[str, Any]:

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import platform
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import torch
 
 from robustbnn import __version__
+from robustbnn.cache import remove_dead_temps
 from robustbnn.data import DATASETS
 from robustbnn.data.heldout import heldout_name
 from robustbnn.data.ood_sets import check_preprocessing
@@ -30,7 +30,7 @@ from robustbnn.models import MODELS
 from robustbnn.plugins import plugin_paths
 from robustbnn.report.render import render
 from robustbnn.report.schema import Result
-from robustbnn.report.scores import write_scores
+from robustbnn.report.scores import scores_path, write_scores
 from robustbnn.report.store import remove_stale_temps, write_json, write_results
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
@@ -214,7 +214,7 @@ def plan_bench(cfg: BenchConfig, opts: BenchOptions) -> tuple[Plan, CellStore]:
 def print_plan(cfg: BenchConfig, opts: BenchOptions) -> str:
     """``--plan``: the cells, their dependencies and which are done; runs nothing."""
     plan, store = plan_bench(cfg, opts)
-    return format_plan(plan, store.done_ids())
+    return format_plan(plan, store.done_ids([c.id for c in plan.cells]))
 
 
 def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
@@ -226,30 +226,37 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
     """
     started = dt.datetime.now(dt.timezone.utc)
     plan, store = plan_bench(cfg, opts)
-    store.claim(plan.identity, overwrite=opts.overwrite)
-    if removed := remove_stale_temps(Path(opts.out_dir)):
-        log.info("removed %d temporary files of killed runs in %s", removed, opts.out_dir)
-    for cell in plan.cells:  # every OOD set loads (and is verified) before any training
-        if cell.task == "ood":
-            ood_images(plan.spec, cell.params["set"])
-    executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
-                             ray_address=opts.ray_address)
-    try:
-        report = run_plan(plan, executor, store, retries=opts.retries, progress=opts.progress)
-    finally:
-        executor.close()
-    refused = refusals(plan, report)
-    # No cell with results finished (a passed contract has none), or every model was refused:
-    # no results, no reports (the CLI says why).
-    tasks = {c.id: c.task for c in plan.cells}
-    scored = [i for i in (*report.reused, *report.ran) if tasks[i] != "contract"]
-    if not scored or set(refused) >= set(_models(plan)):
-        return BenchOutcome([], report, plan, refused)
-    # A refused model gets no numbers, not even those of cells an earlier run stored.
-    stored = [(c, p) for c, p in finished_cells(plan, store) if c.model not in refused]
-    rows = assemble(stored, store, opts)
-    write_run_json(plan, stored, opts, report, started, refused)
-    render([Path(opts.out_dir)], Path(opts.out_dir))
+    Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
+    with store.hold():  # from the claim to the last report: a second run waits
+        store.claim(plan.identity, overwrite=opts.overwrite)
+        if removed := remove_stale_temps(Path(opts.out_dir)):
+            log.info("removed %d temporary files of killed runs in %s", removed, opts.out_dir)
+        if removed := remove_dead_temps(Path(plan.spec.cache_dir)):
+            log.info("removed %d temporary folders of killed writers in the model cache %s",
+                     removed, plan.spec.cache_dir)
+        for cell in plan.cells:  # every OOD set loads (and is verified) before any training
+            if cell.task == "ood":
+                ood_images(plan.spec, cell.params["set"])
+        executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
+                                 ray_address=opts.ray_address)
+        try:
+            report = run_plan(plan, executor, store, retries=opts.retries,
+                              progress=opts.progress)
+        finally:
+            executor.close()
+        refused = refusals(plan, report)
+        # No cell with results finished (a passed contract has none), or every model was
+        # refused: no results, no reports (the CLI says why).
+        tasks = {c.id: c.task for c in plan.cells}
+        scored = [i for i in (*report.reused, *report.ran) if tasks[i] != "contract"]
+        if not scored or set(refused) >= set(_models(plan)):
+            return BenchOutcome([], report, plan, refused)
+        # A refused model gets no numbers, not even those of cells an earlier run stored.
+        stored = [(c, p) for c, p in finished_cells(plan, store, report)
+                  if c.model not in refused]
+        rows = assemble(stored, store, opts)
+        write_run_json(plan, stored, opts, report, started, refused)
+        render([Path(opts.out_dir)], Path(opts.out_dir))
     return BenchOutcome(rows, report, plan, refused)
 
 
@@ -264,10 +271,16 @@ def refusals(plan: Plan, report: RunReport) -> dict[str, dict[str, Any]]:
     return {m: report.refused[m] for m in _models(plan) if m in report.refused}
 
 
-def finished_cells(plan: Plan, store: CellStore) -> list[tuple[Cell, dict[str, Any]]]:
-    """The plan's finished cells with their stored JSON, in plan order (each file read once)."""
-    done = store.done_ids()
-    return [(cell, store.read(cell.id)) for cell in plan.cells if cell.id in done]
+def finished_cells(plan: Plan, store: CellStore,
+                   report: RunReport) -> list[tuple[Cell, dict[str, Any]]]:
+    """Every cell the run reports finished (reused or run), with its stored, verified JSON,
+    in plan order (each file read once). None is skipped: a cell missing now fails the run.
+
+    Raises:
+        CellMissing: A finished cell whose file vanished or was damaged since; names it.
+    """
+    finished = {*report.reused, *report.ran}
+    return [(cell, store.read(cell.id)) for cell in plan.cells if cell.id in finished]
 
 
 def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
@@ -275,8 +288,9 @@ def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
     """``results.csv``/``.jsonl`` (plan order) and the per-example scores, from stored cells."""
     rows: list[Result] = []
     clean: dict[str, dict] = {}  # per model, the clean scores (read once)
-    if not opts.save_scores:  # the run's own derived files: none may outlive the option
-        shutil.rmtree(Path(opts.out_dir) / "scores", ignore_errors=True)
+    out = Path(opts.out_dir)
+    if not opts.save_scores:  # the run's own score files: none may outlive the option
+        store.remove_own("scores/")
     for cell, payload in stored:
         rows += [Result.from_json(r) for r in payload["rows"]]
         if not opts.save_scores:
@@ -287,15 +301,22 @@ def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
         if cell.task == "clean":
             clean[cell.model] = arrays
         elif cell.task == "ood" and cell.model in clean:
-            write_scores(opts.out_dir, cell.model, cell.params["set"], clean[cell.model],
-                         arrays)
+            _own_scores(store, cell.model, cell.params["set"])
+            write_scores(out, cell.model, cell.params["set"], clean[cell.model], arrays)
         elif cell.task == "heldout":
             split = {side: {k.split("/", 1)[1]: v for k, v in arrays.items()
                             if k.startswith(f"{side}/")} for side in ("in", "out")}
-            write_scores(opts.out_dir, cell.model, heldout_name(cell.params["k"]),
-                         split["in"], split["out"])
+            name = heldout_name(cell.params["k"])
+            _own_scores(store, cell.model, name)
+            write_scores(out, cell.model, name, split["in"], split["out"])
     write_results(Path(opts.out_dir), rows)
     return rows
+
+
+def _own_scores(store: CellStore, model: str, dataset: str) -> None:
+    """Record a score file as the run's own before it is written (robustbnn.run.ownership)."""
+    path = scores_path(store.out_dir, model, dataset)
+    store.record([path.relative_to(store.out_dir).as_posix()])
 
 
 def _device_name(device: str) -> str | None:

@@ -25,8 +25,10 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -39,7 +41,7 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
-from robustbnn._atomic import umask_mode
+from robustbnn._atomic import OWNER, umask_mode, writer_alive
 from robustbnn.errors import CacheMismatchError
 
 log = logging.getLogger(__name__)
@@ -189,7 +191,9 @@ def save(cache_dir: Path, name: str, key: str, model: torch.nn.Module, meta: dic
     record = {"format": CACHE_FORMAT, "key": key, "model": name, "robustbnn": __version__,
               "sha256": hashlib.sha256(blob).hexdigest(), "tensors": _layout(state)}
     config = json.dumps({"cache": record, "meta": meta}, indent=2, sort_keys=True, default=str)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-tmp-", dir=final.parent))
+    # The writer's host and pid in the name: the next run removes it if this process is killed.
+    owner = f"{OWNER.rsplit('-', 1)[0]}-{os.getpid()}"
+    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-tmp-{owner}-", dir=final.parent))
     try:
         (tmp / WEIGHTS).write_bytes(blob)
         (tmp / CONFIG).write_text(config, encoding="utf-8")
@@ -214,6 +218,58 @@ def save(cache_dir: Path, name: str, key: str, model: torch.nn.Module, meta: dic
         raise OSError(errno.EBUSY, f"cache entry kept changing while it was written: {final}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# A writer's temporary folder: ``.<key>-tmp-<host>-<pid>-<random>`` (see :data:`OWNER`);
+# robustbnn before this naming wrote ``.<key>-tmp-<random>``.
+_TMP = re.compile(r"^\.[0-9a-f]+-tmp-(?:(?P<host>.+)-(?P<pid>\d+)-)?[A-Za-z0-9_]+$")
+_TRASH = re.compile(r"^\.trash-.+-[0-9a-f]{12}$")
+STALE_SECONDS = 24 * 3600  # a temporary folder that names no writer is left for a day
+
+
+def remove_dead_temps(cache_dir: Path) -> int:
+    """Remove the temporary and trash folders that killed writers left in the cache.
+
+    A writer's temporary folder names its host and process id: only those of this host whose
+    process no longer exists are removed, so a live writer (another run, a Ray worker on
+    another machine) is never disturbed. A folder of the older naming, which names no writer,
+    is removed once it is :data:`STALE_SECONDS` old; a ``.trash-*`` folder (a discarded
+    entry, already renamed away from every reader) always.
+
+    Args:
+        cache_dir: The cache root.
+
+    Returns:
+        How many folders were removed.
+    """
+    host, removed = OWNER.rsplit("-", 1)[0], 0
+    try:
+        models = [e for e in os.scandir(cache_dir) if e.is_dir(follow_symlinks=False)]
+    except OSError:  # no cache yet
+        return 0
+    now = time.time()
+    for model in models:
+        try:
+            entries = list(os.scandir(model.path))
+        except OSError:
+            continue
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            tmp, trash = _TMP.match(entry.name), _TRASH.match(entry.name)
+            if tmp and tmp["pid"]:
+                dead = tmp["host"] == host and not writer_alive(int(tmp["pid"]))
+            elif tmp:
+                try:
+                    dead = now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
+                except OSError:
+                    continue
+            else:
+                dead = bool(trash)
+            if dead:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed += not os.path.lexists(entry.path)
+    return removed
 
 
 def _layout(state: dict[str, torch.Tensor]) -> _Layout:

@@ -317,6 +317,7 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     np.random.seed(cfg.seed)
     torch.manual_seed(cfg.seed)
     opts = _bench_options(args, argv, args.out, args.suite)
+    _check_memory(opts.device, cfg.memory_mb)
     if args.plan:
         sys.stdout.write(print_plan(cfg, opts))
         return 0
@@ -347,15 +348,66 @@ def _bench_options(args: argparse.Namespace, argv: list[str], out: Path, suite: 
     from robustbnn.cache import resolve_cache_dir
 
     device = resolve_device(args.device)
+    jobs = args.jobs or auto_jobs(device, args.executor)
+    _check_counts(args, jobs)
     return BenchOptions(
         out_dir=out, suite=suite, device=device,
         data_root=_data_root(args),
         cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
         download=args.download, progress=not args.quiet and sys.stderr.isatty(),
         save_scores=getattr(args, "save_scores", True), executor=args.executor,
-        jobs=args.jobs or auto_jobs(device, args.executor),
+        jobs=jobs,
         threads=args.threads, retries=args.retries, ray_address=args.ray_address,
         plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+
+
+# Processes (--jobs) and torch threads per cell (--threads) beyond this many per CPU core only
+# cost memory (each worker holds torch and a model: 300-800 MB) and cache thrashing: cells are
+# CPU-bound, so no count above the core count runs faster, and 4x leaves room to experiment
+# (and at least MIN_CAP, so a small machine still takes what --jobs auto gives a large one).
+MAX_PER_CORE = 4
+MIN_CAP = 8
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _check_counts(args: argparse.Namespace, jobs: int) -> None:
+    """``--jobs`` (``jobs``: as resolved) and ``--threads`` fit this machine's cores.
+
+    Raises:
+        ConfigError: Naming the flag, its value, the core count and the largest value.
+    """
+    if args.executor != "local":  # a Ray task's threads are its node's, not this machine's
+        return
+    cores = _cores()
+    most = max(MIN_CAP, MAX_PER_CORE * cores)
+    jobs_flag = "--jobs" if args.jobs else "$ROBUSTBNN_JOBS (--jobs auto)"
+    for flag, value in ((jobs_flag, jobs), ("--threads", args.threads)):
+        if value and value > most:
+            raise ConfigError(f"{flag} {value} is more than {MAX_PER_CORE} per CPU core of this "
+                              f"machine ({cores} cores): extra processes and threads only cost "
+                              f"memory; use at most {most}")
+
+
+def _check_memory(device: torch.device, memory_mb: int) -> None:
+    """The memory budget of one Monte Carlo pass fits the device it runs on.
+
+    Raises:
+        ConfigError: Naming the budget, the device's memory and the largest budget.
+    """
+    if device.type == "cuda":
+        total, where = torch.cuda.get_device_properties(device).total_memory, "GPU"
+    else:
+        total, where = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"), "machine"
+    if memory_mb * 2**20 > total:
+        raise ConfigError(f"--memory-mb {memory_mb} is more than this {where}'s memory "
+                          f"({total // 2**20} MiB); use at most {total // 2**20}, or less to "
+                          "leave room for the data and the models")
 
 
 def _data_root(args: argparse.Namespace) -> Path:
@@ -432,17 +484,32 @@ def _failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcom
                      f"of it did not "
                      f"run{board})\n")
     others = {i: e for i, e in report.failed.items() if cells[i].model not in refused}
-    skipped = sum(cells[i].model not in refused for i in report.skipped)
     kept = len(report.reused) + len(report.ran)
-    tail = (f"{skipped} cell(s) depending on it did not run; the {kept} finished "
-            f"cell(s) are kept in {out}/cells/, so rerunning the same command retries only "
-            "what did not finish")
-    lines += [f"robustbnn: error: cell '{cells[i].label}' failed ({e}); {tail}\n"
-              for i, e in others.items()]
+    tail = (f"the {kept} finished cell(s) are kept in {out}/cells/, so rerunning the same "
+            "command retries only what did not finish")
+    lines += [f"robustbnn: error: cell '{cells[i].label}' failed ({e}); "
+              f"{len(_dependents(cells, i) & set(report.skipped))} cell(s) depending on it did "
+              f"not run; {tail}\n" for i, e in others.items()]
     if every:
         lines.append("robustbnn: error: every model of the run was refused by the model "
                      "contract, so no results or reports were written\n")
     return "".join(lines)
+
+
+def _dependents(cells: dict, root: str) -> set[str]:
+    """Ids of the cells that wait for cell ``root``, directly or through others."""
+    waiting: dict[str, list[str]] = {}
+    for i, cell in cells.items():
+        for d in (*cell.deps, *cell.after):
+            waiting.setdefault(d, []).append(i)
+    found: set[str] = set()
+    todo = [root]
+    while todo:
+        for i in waiting.get(todo.pop(), ()):
+            if i not in found:
+                found.add(i)
+                todo.append(i)
+    return found
 
 
 def _summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:

@@ -2,9 +2,11 @@
 
 A config dataclass states the allowed values of its fields in a ``ranges`` class attribute
 (``ClassVar[dict[str, Range | OneOf]]``, merged along the class hierarchy, so a model config
-inherits :class:`TrainConfig`'s). :func:`replace_checked` checks a value's type and range,
-and :func:`check_config` every field of a finished config, so ``--set`` values, suites,
-shrink budgets and plug-in defaults are all refused before any training.
+inherits :class:`TrainConfig`'s). A choice may need other fields in a range of their own
+(:attr:`OneOf.needs`: init ``"uniform"`` needs ``init_scale > 0``). :func:`replace_checked`
+checks a value's type and range, and :func:`check_config` every field of a finished config
+and what its choices need, so ``--set`` values, suites, shrink budgets and plug-in defaults
+are all refused before any training.
 """
 
 from __future__ import annotations
@@ -62,9 +64,24 @@ def _number(x: float | None) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class OneOf:
-    """The allowed values of a string field."""
+    """The allowed values of a string field, and what each choice needs of other fields.
+
+    ``needs`` holds ``(choice, field, allowed)`` triples: with this field at ``choice``,
+    ``field`` must be ``allowed``. :func:`check_config` checks them on the finished config,
+    so two ``--set`` items may come in either order.
+
+    Example:
+        >>> init = OneOf(("torch", "uniform"), needs=(("uniform", "init_scale", Range(0.1)),))
+        >>> [(f, str(a)) for f, a in init.needs_of("uniform")]
+        [('init_scale', '>= 0.1')]
+    """
 
     choices: tuple[str, ...]
+    needs: tuple[tuple[str, str, Range | OneOf], ...] = ()
+
+    def needs_of(self, choice: Any) -> list[tuple[str, Range | OneOf]]:
+        """The ``(field, allowed)`` pairs that ``choice`` needs."""
+        return [(field, allowed) for c, field, allowed in self.needs if c == choice]
 
     def allows(self, value: Any) -> bool:
         """Whether ``value`` is one of the choices."""
@@ -148,7 +165,22 @@ def check_config(cfg: Any, *, owner: str) -> Any:
     """
     for f in dataclasses.fields(cfg):
         _check_range(type(cfg), f.name, getattr(cfg, f.name), owner)
+    for field, allowed in field_ranges(type(cfg)).items():
+        if isinstance(allowed, OneOf) and hasattr(cfg, field):
+            _check_needs(cfg, field, allowed, owner)
     return cfg
+
+
+def _check_needs(cfg: Any, field: str, allowed: OneOf, owner: str) -> None:
+    """Raise :class:`ConfigError` when ``cfg.field``'s choice needs another field elsewhere."""
+    value = getattr(cfg, field)
+    for other, need in allowed.needs_of(value):
+        got = getattr(cfg, other)
+        if not need.allows(got):
+            model = owner.split()[0]
+            raise ConfigError(f"{owner}.{field}={value!r} needs {other} {need}, got "
+                              f"{model}.{other}={got!r}; set it with --set {model}.{other}=..., "
+                              f"or choose another {field}: {allowed}")
 
 
 def check_type(value: Any, annotation: Any, where: str) -> Any:

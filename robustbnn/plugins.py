@@ -45,6 +45,15 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split()) or type(err).__name__
 
 
+def _raised(err: BaseException) -> str:
+    """What an import raised, on one line: ``sys.exit(3)`` for a SystemExit."""
+    if isinstance(err, SystemExit):
+        return f"SystemExit: sys.exit({err.code!r}) at import; a plug-in must not end robustbnn"
+    if isinstance(err, KeyboardInterrupt):
+        return "KeyboardInterrupt at import (raised by the module, or Ctrl-C while importing it)"
+    return f"{type(err).__name__}: {_one_line(err)}"
+
+
 def _entry_points() -> list[tuple[str, EntryPoint]]:
     """Every entry point of every group, as ``(group, entry point)`` in group order."""
     return [(group, ep) for group in GROUPS for ep in entry_points(group=group)]
@@ -62,11 +71,13 @@ def _load_entry_point(group: str, ep: EntryPoint) -> None:
     """Import one entry point; any error becomes one :class:`PluginError` line."""
     try:
         ep.load()
-    except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
+    # Any error in a plug-in's own code, and a sys.exit or KeyboardInterrupt at its top level,
+    # which would otherwise end robustbnn with the plug-in's exit code and no message.
+    except (Exception, SystemExit, KeyboardInterrupt) as err:  # noqa: BLE001
         raise PluginError(
             f"{GROUPS[group]} plug-in entry point {ep.name} = {ep.value}{_package(ep)} (group "
-            f"{group}) cannot be imported ({type(err).__name__}: {_one_line(err)}); fix or "
-            "uninstall the package that declares it (--debug shows the traceback)") from err
+            f"{group}) cannot be imported ({_raised(err)}); fix or uninstall the package that "
+            "declares it (--debug shows the traceback)") from err
 
 
 def _import_module(module: str) -> None:
@@ -76,10 +87,9 @@ def _import_module(module: str) -> None:
     except ImportError as err:
         raise PluginError(f"--plugin {module}: cannot import it ({_one_line(err)}); check "
                           "the module name and that its package is installed") from None
-    except Exception as err:  # noqa: BLE001 - any error in a plug-in's own code
-        raise PluginError(f"--plugin {module}: importing it raised {type(err).__name__}: "
-                          f"{_one_line(err)}; fix the module (--debug shows the traceback)"
-                          ) from err
+    except (Exception, SystemExit, KeyboardInterrupt) as err:  # noqa: BLE001 - as above
+        raise PluginError(f"--plugin {module}: importing it raised {_raised(err)}; fix the "
+                          "module (--debug shows the traceback)") from err
 
 
 def load_plugins(modules: Sequence[str] = (), paths: Sequence[str] = ()) -> None:

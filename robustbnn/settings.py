@@ -34,7 +34,7 @@ from robustbnn.config import (
 )
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
-from robustbnn.suites import BenchConfig
+from robustbnn.suites import BenchConfig, check_samples
 
 __all__ = ["SUITE_ATTACKS", "AttackSettings", "Settings", "attack_settings", "check_owners",
            "model_config", "resolve_settings"]
@@ -182,6 +182,8 @@ def attack_settings(name: str, cfg: BenchConfig) -> AttackSettings:
             continue
         attack = replace_checked(attack, field, literal(text), owner=name)
     attack = check_config(attack, owner=name)
+    check_samples(f"{name}.n_samples", tuple(grids["n_samples"]), cfg.memory_mb, grad=True,
+                  fix=f"set fewer with --set {name}.n_samples=...")
     return AttackSettings(name, attack, tuple(grids["eps"]), tuple(grids["n_samples"]), norm)
 
 

@@ -8,6 +8,7 @@ import typing
 
 from robustbnn.config import Range, check_type
 from robustbnn.errors import ConfigError
+from robustbnn.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.registry import Registry
 
 
@@ -142,6 +143,10 @@ class BenchConfig:
         for name, n in self.ood_counts:
             if n < 0:
                 raise ConfigError(f"ood_counts: {name}={n} is out of range: counts must be >= 0")
+        for name, grad in SAMPLE_COUNTS.items():
+            check_samples(FLAGS.get(name) or name, getattr(self, name), self.memory_mb,
+                          grad=grad, fix=f"pass another {FLAGS[name]}" if name in FLAGS
+                          else "fix the suite's config")
         return self
 
     def ood_count(self, name: str) -> int:
@@ -180,6 +185,52 @@ FLAGS = {"seed": "--seed", "models": "--models", "dataset": "--dataset", "ood": 
 
 def _show(value: object) -> str:
     return repr(value) if not isinstance(value, tuple) else ",".join(map(str, value))
+
+
+# Posterior-sample counts, and whether their pass is differentiated (an attack gradient).
+SAMPLE_COUNTS = {"s_eval": False, "s_attack": True, "targeted_s_attack": True,
+                 "pgd_s_attack": True, "budget_s_attack": True, "square_s_attack": False,
+                 "adaptive_s_attack": True, "adv_ood_s_attack": True}
+# The narrowest row a model can have: every output layer is at least two logits wide. The
+# check below knows no model or dataset (it runs before either is built or loaded), so it
+# refuses only the counts that cannot fit whatever the model; wider models split examples
+# (robustbnn.predict.chunk_rows), never the samples of one example.
+MIN_ROW_WIDTH = 2
+
+
+def max_samples(memory_mb: int, *, grad: bool) -> int:
+    """The most posterior samples of one example that can fit in ``memory_mb`` MiB.
+
+    A Monte Carlo pass splits its examples to fit the budget, but holds every sample of an
+    example at once (an attack gradient differentiates through all of them; an evaluation
+    keeps the (S, B, C) probabilities whole), each at least ``MIN_ROW_WIDTH`` activations
+    wide in ``LIVE_WIDTHS`` (``LIVE_WIDTHS_GRAD`` for gradients) float32 copies.
+
+    Example:
+        >>> max_samples(1024, grad=True)
+        8388608
+    """
+    live = LIVE_WIDTHS_GRAD if grad else LIVE_WIDTHS
+    return memory_mb * 2**20 // (4 * live * MIN_ROW_WIDTH)
+
+
+def check_samples(where: str, counts: int | tuple[int, ...], memory_mb: int, *, grad: bool,
+                  fix: str) -> None:
+    """Refuse a sample count whose samples of one example cannot fit the memory budget.
+
+    Raises:
+        ConfigError: Naming ``where``, the count, the least memory it needs, the budget and
+            the largest count that fits.
+    """
+    n = max(counts, default=0) if isinstance(counts, tuple) else counts
+    bound = max_samples(memory_mb, grad=grad)
+    if n > bound:
+        need = n * 4 * (LIVE_WIDTHS_GRAD if grad else LIVE_WIDTHS) * MIN_ROW_WIDTH / 2**30
+        raise ConfigError(f"{where} {_show(counts)} cannot fit the memory budget: one "
+                          f"{'attack gradient' if grad else 'Monte Carlo pass'} holds all "
+                          f"{n} samples of an example at once, at least {need:,.1f} GiB, "
+                          f"more than --memory-mb {memory_mb}; {fix} (at most {bound}) or "
+                          "raise --memory-mb")
 
 
 SUITES: Registry[BenchConfig] = Registry("suite")

@@ -32,7 +32,9 @@ clause is about modes):
 - ``train_eval``: a generator gives the same samples in ``train()`` and ``eval()``, and
   stochastic models still vary in ``eval()`` (samples that two equal generators do not
   reproduce in one mode are reported as such, not as a mode dependence).
-- ``global_rng``: torch's global CPU (and CUDA) RNG, Python's and NumPy's are untouched.
+- ``global_rng``: torch's global CPU (and CUDA) RNG, Python's and NumPy's are untouched by
+  two consecutive calls, each from a distinct global state set by the check (a model that
+  reseeds a global RNG on every call leaves it as the call before did).
 - ``state_unchanged``: sampling leaves the state dict bitwise equal and no submodule's mode
   switched, in both modes.
 - ``devices``: logits land on the input's device; a GPU run also samples a CPU copy.

@@ -18,6 +18,12 @@ settings.register_profile("ci", max_examples=1000, deadline=None, derandomize=Tr
 settings.register_profile("dev", max_examples=100, deadline=None, database=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    # pytest-xdist (``-n auto`` in pyproject's addopts): one process per core, so each gets its
+    # share of the cores as torch threads instead of every worker taking them all.
+    torch.set_num_threads(max(1, (os.cpu_count() or 1)
+                              // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--device", default="cpu", help="device for model tests (cpu or cuda)")

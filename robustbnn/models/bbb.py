@@ -39,7 +39,7 @@ from robustbnn.models._local_reparam import (
 )
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
-from robustbnn.models.nets import INITS, activation, flat_features, init_linear_
+from robustbnn.models.nets import INIT, activation, flat_features, init_linear_
 
 # Weight draws made at a time in sample_logits: a few draws of a 784-400-400-10 net stay in
 # cache; all 100 at once (190 MB) made the batched path slower than a loop over samples.
@@ -68,7 +68,7 @@ class BBBConfig(MLPConfig):
 
     ranges: ClassVar[dict[str, Range | OneOf]] = {
         "train_samples": POSITIVE_INT, "kl_weighting": OneOf(("uniform", "blundell")),
-        "init": OneOf(INITS), "init_scale": NON_NEGATIVE, "local_reparam": OneOf(LOCAL_REPARAM),
+        "init": INIT, "init_scale": NON_NEGATIVE, "local_reparam": OneOf(LOCAL_REPARAM),
     }
 
 

@@ -75,6 +75,12 @@ class LaplaceConfig(MLEConfig):
 
     ranges: ClassVar[dict[str, Range | OneOf]] = {
         "prior_precision": POSITIVE, "fit_batch_size": POSITIVE_INT,
+        # each subset supports its own structures; all weights of an MLP only
+        "subset_of_weights": OneOf(tuple(STRUCTURES), needs=(
+            *((s, "hessian_structure", OneOf(h)) for s, h in STRUCTURES.items()),
+            ("all", "arch", OneOf(("mlp",))))),
+        "hessian_structure": OneOf(tuple(dict.fromkeys(h for v in STRUCTURES.values()
+                                                       for h in v))),
     }
 
 

@@ -23,7 +23,7 @@ from robustbnn.models._kept_units import check_attack_masks, kept_unit_pass
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.nets import (
     ACTIVATIONS,
-    INITS,
+    INIT,
     ConvFeatures,
     activation,
     flat_features,
@@ -70,7 +70,7 @@ class NetConfig(MLPConfig):
 
     ranges: ClassVar[dict[str, Range | OneOf]] = {
         "arch": OneOf(ARCHS), "cnn_channels": POSITIVE_INT, "cnn_hidden": POSITIVE_INT,
-        "init": OneOf(INITS), "init_scale": NON_NEGATIVE,
+        "init": INIT, "init_scale": NON_NEGATIVE,
     }
 
 

@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.config import POSITIVE, OneOf
 from robustbnn.errors import ConfigError
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
@@ -44,6 +45,8 @@ def _init_default_(layer: nn.Linear | nn.Conv2d, generator: torch.Generator | No
 #           for 784-256 layers;
 # "uniform" U(±init_scale) weights and bias: the Bayes by Backprop tutorial's μ (0.6).
 INITS = ("torch", "glorot", "uniform")
+# The ``init`` field's range: its choices, and "uniform" needs a bound (checked before work).
+INIT = OneOf(INITS, needs=(("uniform", "init_scale", POSITIVE),))
 
 
 def check_init(init: str, scale: float = 0.0) -> None:

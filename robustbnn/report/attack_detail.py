@@ -22,6 +22,7 @@ import pandas as pd
 
 from robustbnn.report import names as n
 from robustbnn.report.columns import task_title
+from robustbnn.report.escape import escape
 from robustbnn.report.markdown import grid_table as _table
 from robustbnn.report.schema import attack_tasks, with_knobs
 
@@ -41,7 +42,7 @@ def attack_markdown(results: pd.DataFrame) -> str | None:
         out.append(_table(with_knobs(fgsm, n.S_ATTACK, n.EPS), [n.S_ATTACK, n.EPS],
                           "FGSM accuracy"))
     for name in attack_tasks(results):
-        title = task_title(name)
+        title = escape(task_title(name))  # a plug-in attack's name, in a heading
         rows = with_knobs(results[task == name], n.S_ATTACK, n.EPS)
         out.append(_table(rows[rows["metric"] == n.ACCURACY], [n.S_ATTACK, n.EPS],
                           f"{title} accuracy"))

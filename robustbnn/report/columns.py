@@ -14,7 +14,7 @@ import pandas as pd
 from scipy.integrate import trapezoid
 
 from robustbnn.report import names as n
-from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, with_knobs
+from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, group_mean, with_knobs
 
 __all__ = ["DETECTION_EPS", "FGSM_EPS", "NUMERICAL_FAULT", "NUMERICAL_FAULTS", "Column",
            "compute_columns", "task_title"]
@@ -67,8 +67,9 @@ LOGIT_MEASURES = ("energy", "mean_energy", "max_logit", "mean_max_logit")
 
 
 def _per_run(rows: pd.DataFrame) -> pd.Series:
-    """Mean value per (model, run): one number, as each selection holds one row per run."""
-    return rows.groupby(["model", "run"], sort=False)["value"].mean()
+    """Mean value per (model, run): one number, as each selection holds one row per run (NaN
+    when one of them is NaN)."""
+    return group_mean(rows, ["model", "run"])
 
 
 def _best(rows: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:

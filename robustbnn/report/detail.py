@@ -17,7 +17,8 @@ import math
 import pandas as pd
 
 from robustbnn.report import names as n
-from robustbnn.report.markdown import md_table
+from robustbnn.report.escape import escape
+from robustbnn.report.markdown import MISSING, NAN, md_table
 from robustbnn.report.protocol import run_fields
 from robustbnn.report.published import differences, find
 
@@ -94,7 +95,9 @@ def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataF
 
 def _cell(row: pd.Series | None) -> str:
     if row is None:
-        return "–"
+        return MISSING
+    if math.isnan(row["mean"]):
+        return NAN
     text = f"{100 * row['mean']:.2f}"
     if not math.isnan(row["std"]):
         text += f" ± {100 * row['std']:.2f}"
@@ -174,7 +177,7 @@ def ood_markdown(frame: pd.DataFrame) -> str:
     if (~frame["dataset"].str.startswith("heldout:")).any():
         out.append("## OOD sets (BHN Table 2 layout), one table per uncertainty measure\n")
         for measure in dict.fromkeys(frame["measure"]):
-            out.append(f"### {measure}\n")
+            out.append(f"### {escape(measure)}\n")
             out.append(_table2(frame, cells, models, measure))
     if frame["dataset"].str.startswith("heldout:").any():
         out.append("## Held-out classes (BHN Table 3 layout): VR = max prob, MS = mean std\n")
@@ -193,5 +196,6 @@ def _published_under(frame: pd.DataFrame) -> list[str]:
     out = ["## Published under another protocol\n"]
     for (table, model), group in refs.groupby(["table", "model"], sort=False):
         diffs = dict.fromkeys(d for text in group["differs"] for d in text.split("; "))
-        out.append(f"- {model}, `{table}`: " + "; ".join(diffs))
+        out.append(f"- {escape(model)}, {escape(table, to='code')}: "
+                   + escape("; ".join(diffs)))
     return [*out, ""]

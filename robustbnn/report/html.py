@@ -1,8 +1,9 @@
 """The leaderboard as one self-contained HTML file: inline CSS and JS, no network needed.
 
-Every string that reaches the page (model names from plug-ins, measure names, titles, the
-legend) goes through :func:`html.escape`. Clicking a column header sorts the rows by it, best
-first (the direction of ``HIGHER_IS_BETTER``); a second click reverses.
+Every string that reaches the page (model names from plug-ins, measure names, titles) goes
+through :func:`robustbnn.report.escape.escape`; the legend, Markdown whose data parts that
+function escaped, is turned into HTML by :func:`_inline_md`. Clicking a column header sorts
+the rows by it, best first (the direction of ``HIGHER_IS_BETTER``); a second click reverses.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import html
 import math
 import re
 
+from robustbnn.report.escape import escape
 from robustbnn.report.figures import HEADLINE
-from robustbnn.report.leaderboard import Leaderboard, format_cell, tidy
+from robustbnn.report.leaderboard import Leaderboard, format_cell, tidy, with_nan_note
 
 __all__ = ["to_html"]
 
@@ -70,21 +72,54 @@ JS = """
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    return escape(text, to="html")
+
+
+# A legend item's Markdown: a backslash escape, a code span (its fence), bold, or other text.
+_TOKEN = re.compile(r"\\(?P<escaped>[!-/:-@\[-`{-~])|(?P<fence>`+)|(?P<bold>\*\*)"
+                    r"|(?P<text>[^\\`*]+|.)", re.S)
 
 
 def _inline_md(text: str) -> str:
-    """Escape, then turn the legend's **bold** and `code` into tags."""
-    text = _e(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
-    return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+    """A legend item (Markdown written by :mod:`robustbnn.report.legend`) as HTML: backslash
+    escapes and the entities of escaped data as the characters they stand for, ``**bold**``
+    and code spans as tags, everything else as escaped text."""
+    out, bold, at = [], False, 0
+    while at < len(text):
+        token = _TOKEN.match(text, at)
+        at = token.end()
+        if token["escaped"]:
+            out.append(_e(token["escaped"]))
+        elif token["fence"]:  # a code span runs to the next fence of the same length
+            fence = token["fence"]
+            close = re.compile(rf"(?<!`){fence}(?!`)").search(text, at)
+            if close is None:
+                out.append(_e(fence))
+                continue
+            code = text[at:close.start()]
+            if len(code) > 2 and code[0] == code[-1] == " " and code.strip():
+                code = code[1:-1]
+            out.append(f"<code>{_e(code)}</code>")
+            at = close.end()
+        elif token["bold"]:
+            out.append("</strong>" if bold else "<strong>")
+            bold = not bold
+        else:
+            out.append(_e(html.unescape(token["text"])))
+    return "".join(out) + ("</strong>" if bold else "")
 
 
 def _value(board: Leaderboard, model: str, key: str, kind: str) -> str:
+    """The cell's sort key: a number as JavaScript parses it; empty (sorted last) when not
+    measured or NaN."""
     value = board.table.at[model, key]
     if kind == "text":
         return str(value)
-    return "" if value is None or math.isnan(value) else repr(tidy(float(value)))
+    if value is None or math.isnan(value):
+        return ""
+    if not math.isfinite(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(tidy(float(value)))
 
 
 def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[str],
@@ -101,6 +136,7 @@ def to_html(board: Leaderboard, legend: list[str], *, title: str, figures: list[
         details: Detail-table paths relative to the page, linked below the table.
         after_table: HTML placed right under the table (the models the contract refused).
     """
+    legend = with_nan_note(board, legend)
     heads = ['<th data-kind="text" data-key="model">model</th>']
     for c in board.columns:
         higher = "" if c.kind == "text" else f' data-higher="{str(c.higher_is_better).lower()}"'

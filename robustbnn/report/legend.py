@@ -1,7 +1,9 @@
 """The protocol legend of a leaderboard, derived from the results and ``run.json`` alone.
 
 Every row's ``setting`` holds its protocol knobs (S_attack, S_eval, objective, label policy,
-clipping); the OOD preprocessing comes from the runs' stored configs.
+clipping); the OOD preprocessing comes from the runs' stored configs. Every string from the
+results or ``run.json`` goes through :func:`robustbnn.report.escape.escape`: as Markdown text,
+or as a whole code span where the legend shows it as code.
 """
 
 from __future__ import annotations
@@ -11,31 +13,45 @@ import pandas as pd
 from robustbnn.attacks.base import NORMS
 from robustbnn.report import names as n
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
+from robustbnn.report.escape import escape
 from robustbnn.report.schema import attack_tasks, setting_label
 
 __all__ = ["legend"]
 
 
-def _safe(text: object) -> str:
-    """A string from data (a knob, a set name, a run.json field) that cannot inject markup into
-    the Markdown legend: HTML brackets and ampersands as entities, backticks dropped."""
-    return (str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("`", "'"))
-
-
 def _values(rows: pd.DataFrame, key: str) -> list[str]:
-    """The distinct values of knob ``key`` in ``rows`` as safe text, numbers in numeric
-    order."""
+    """The distinct values of knob ``key`` in ``rows`` as text (not yet escaped), numbers in
+    numeric order."""
     found = {v for s in rows["setting"] if (v := s.get(key)) is not None}
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in found)
     ordered = sorted(found) if numbers else sorted(found, key=str)
-    return [_safe(setting_label({key: v}).split("=", 1)[1]) for v in ordered]
+    return [setting_label({key: v}).split("=", 1)[1] for v in ordered]
 
 
-def _one(values: list[str]) -> str:
+def _raw(values: list[str]) -> str:
     if not values:
         return "?"
     return values[0] if len(values) == 1 else "{" + ", ".join(values) + "}"
+
+
+def _one(values: list[str]) -> str:
+    """One value, or the set of them, as Markdown text."""
+    return escape(_raw(values))
+
+
+def _code(values: list[str]) -> str:
+    """One value, or the set of them, as a Markdown code span."""
+    return escape(_raw(values), to="code")
+
+
+def _all(values: list[str]) -> str:
+    """Every value, comma-separated, as Markdown text."""
+    return ", ".join(escape(v) for v in values)
+
+
+def _names(names: list[str]) -> str:
+    """Names from the data (dataset names) as a bracketed list of quoted Markdown text."""
+    return "[" + ", ".join(f"'{escape(name)}'" for name in names) + "]"
 
 
 # Knobs every attack row has, or that the legend words itself; any other is a setting.
@@ -50,23 +66,23 @@ def _attack_item(rows: pd.DataFrame, task: str) -> str:
     norm = "/".join(NORMS[v] for v in norms)
     what = (f"{norm} projected gradient descent with expectation over transformation "
             "(PGD-EOT, Madry et al. 2018; Athalye et al. 2018)" if task == n.PGD
-            else f"Plug-in attack `{_safe(task)}`")
-    parts = [f"{norm} radius ε ∈ {{{', '.join(_values(rows, n.EPS))}}}"]
+            else f"Plug-in attack {escape(task, to='code')}")
+    parts = [f"{norm} radius ε ∈ {{{_all(_values(rows, n.EPS))}}}"]
     if _values(rows, n.STEPS):
         size = (f" of size {_one(_values(rows, n.STEP_SIZE))}"
                 if _values(rows, n.STEP_SIZE) else "")
         parts.append(f"{_one(_values(rows, n.STEPS))} steps{size}")
     if _values(rows, n.RESTARTS):
         parts.append(f"{_one(_values(rows, n.RESTARTS))} restart(s)")
-    parts.append(f"input gradients from S_attack ∈ {{{', '.join(_values(rows, n.S_ATTACK))}}} "
+    parts.append(f"input gradients from S_attack ∈ {{{_all(_values(rows, n.S_ATTACK))}}} "
                  "posterior samples")
     if _values(rows, n.OBJECTIVE):
-        parts.append(f"objective `{_one(_values(rows, n.OBJECTIVE))}`")
+        parts.append(f"objective {_code(_values(rows, n.OBJECTIVE))}")
     if _values(rows, n.LABEL):
-        parts.append(f"label `{_one(_values(rows, n.LABEL))}`")
+        parts.append(f"label {_code(_values(rows, n.LABEL))}")
     others = dict.fromkeys(k for s in rows["setting"] for k in s if k not in _ATTACK_KNOBS)
-    parts += [f"{_safe(k)} = {_one(_values(rows, k))}" for k in others]
-    return (f"**{task_title(task)}.** {what}: {', '.join(parts)}, on "
+    parts += [f"{escape(k)} = {_one(_values(rows, k))}" for k in others]
+    return (f"**{escape(task_title(task))}.** {what}: {', '.join(parts)}, on "
             f"{_one(_values(rows, n.N))} test points. Leaderboard: accuracy at every ε "
             "with the largest S_attack run there; every cell in `attack.md`.")
 
@@ -81,9 +97,9 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
         worst = results[task == n.WORST_OF_K]
         items.append(
             f"**PGD-EOT budget.** L∞ PGD-EOT (mean_s CE, true labels, random start, step ε × "
-            f"fraction) at ε ∈ {{{', '.join(_values(budget, n.EPS))}}} over S_attack ∈ "
-            f"{{{', '.join(_values(budget, n.S_ATTACK))}}} × steps ∈ "
-            f"{{{', '.join(_values(budget, n.STEPS))}}} on {_one(_values(budget, n.N))} test "
+            f"fraction) at ε ∈ {{{_all(_values(budget, n.EPS))}}} over S_attack ∈ "
+            f"{{{_all(_values(budget, n.S_ATTACK))}}} × steps ∈ "
+            f"{{{_all(_values(budget, n.STEPS))}}} on {_one(_values(budget, n.N))} test "
             "points (curves in `attack.md`). The robust-accuracy column is **all-k accuracy**: "
             f"the largest budget's inputs evaluated k = {_one(_values(worst, n.K))} times with "
             "fresh S_eval samples each, counted correct only when right in all k.")
@@ -101,7 +117,7 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
     if len(adv):
         items.append(
             f"**Worst-case OOD.** The first {_one(_values(adv, n.N_OUT))} images of "
-            f"{[_safe(d) for d in sorted(set(adv['dataset']))]} moved "
+            f"{_names(sorted(set(adv['dataset'])))} moved "
             "within ε to lower each uncertainty measure "
             "(PGD-EOT, Hein et al. 2019), AUROC against clean in-distribution scores; the "
             "column is the mean over sets at the largest ε for the measure with the best "
@@ -129,12 +145,12 @@ def _shift_items(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     shift = results[task == n.SHIFT]
     if len(shift):
         kinds = set(_values(shift, n.SHIFT))
-        seeds = sorted({_safe(r.get("config", {}).get("shift_seed", "?")) for r in runs})
+        seeds = sorted({escape(r.get("config", {}).get("shift_seed", "?")) for r in runs})
         parts = []
         if n.SHIFT_ROTATED in kinds:
             rotated = shift[[s.get(n.SHIFT) == n.SHIFT_ROTATED for s in shift["setting"]]]
             parts.append(
-                f"rotated by {{{', '.join(_values(rotated, n.ANGLE))}}} degrees (Ovadia et al. "
+                f"rotated by {{{_all(_values(rotated, n.ANGLE))}}} degrees (Ovadia et al. "
                 "2019, Fig. 1; bilinear, counter-clockwise; 0 = clean); the column is the area "
                 "under accuracy against angle divided by the angle range, and the ECE averaged "
                 "over the angles")
@@ -162,18 +178,18 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
     """
     task = results["task"]
     trained_on = results.loc[task.isin([n.CLEAN, n.FGSM]), "dataset"]
-    datasets = [_safe(d) for d in sorted(set(trained_on))]
+    datasets = ", ".join(sorted(set(trained_on)))
     seeds = sorted({int(s) for s in results["seed"]})
-    items = [f"**Data.** Trained and tested on `{', '.join(datasets)}`; seeds {seeds}. "
+    items = [f"**Data.** Trained and tested on {escape(datasets, to='code')}; seeds {seeds}. "
              f"Every evaluation draws S_eval = {_one(_values(results, n.S_EVAL))} fresh "
              "posterior samples (never the attack's)."]
     fgsm = results[task == n.FGSM]
     if len(fgsm):
         items.append(
-            f"**FGSM.** Input gradients from S_attack ∈ {{{', '.join(_values(fgsm, n.S_ATTACK))}}}"
-            f" posterior samples; objective `{_one(_values(fgsm, n.OBJECTIVE))}` (predictive = "
+            f"**FGSM.** Input gradients from S_attack ∈ {{{_all(_values(fgsm, n.S_ATTACK))}}}"
+            f" posterior samples; objective {_code(_values(fgsm, n.OBJECTIVE))} (predictive = "
             "cross-entropy of the MC predictive, expected = EOT); label "
-            f"`{_one(_values(fgsm, n.LABEL))}`; "
+            f"{_code(_values(fgsm, n.LABEL))}; "
             f"clip to [0, 1] = {_one(_values(fgsm, n.CLIP))}. Leaderboard ε ∈ "
             f"{{{', '.join(f'{e:g}' for e in FGSM_EPS)}}}. Adversary detection: AUROC of "
             f"clean (0) vs FGSM (1) test points at ε = {DETECTION_EPS:g} with the largest "
@@ -191,22 +207,23 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
             "fraction classified as the target (lower is better).")
     ood = results[task == n.OOD]
     if len(ood):
-        sets = list(dict.fromkeys(_safe(d) for d in ood["dataset"]
-                                  if not d.startswith("heldout:")))
-        held = list(dict.fromkeys(_safe(d) for d in ood["dataset"] if d.startswith("heldout:")))
-        prep = sorted({_safe(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
+        sets = list(dict.fromkeys(d for d in ood["dataset"] if not d.startswith("heldout:")))
+        held = list(dict.fromkeys(d for d in ood["dataset"] if d.startswith("heldout:")))
+        prep = sorted({str(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
         items.append(
-            f"**OOD.** Sets {sets} ({_one(_values(ood, n.N_OUT))} images each), preprocessing "
-            f"`{', '.join(prep)}`; OOD is the positive class; mean OOD AUROC = the mean over "
-            "those sets for the uncertainty measure with the best mean (named)."
-            + (f" Held-out classes {held} are in `ood.md` only." if held else "")
+            f"**OOD.** Sets {_names(sets)} ({_one(_values(ood, n.N_OUT))} images each), "
+            f"preprocessing {escape(', '.join(prep), to='code')}; OOD is the positive class; "
+            "mean OOD AUROC = the mean over those sets for the uncertainty measure with the "
+            "best mean (named)."
+            + (f" Held-out classes {_names(held)} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
     items += _robustness_items(results)
     items += _shift_items(results, runs)
     if (task == n.COST).any():
-        devices = sorted({_safe(r.get("device", "?")) for r in runs})
+        devices = sorted({str(r.get("device", "?")) for r in runs})
         items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "
-                     f"`{', '.join(devices)}` (machine-dependent), and the parameter count.")
+                     f"{escape(', '.join(devices), to='code')} (machine-dependent), and the "
+                     "parameter count.")
     if (task == n.FGSM_SANITY).any():
         items.append("**Sanity.** Carlini et al. (2019) checks per S_attack (README, Attacks); "
                      "the column names every failed one.")

@@ -11,30 +11,24 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-__all__ = ["escape", "grid_table", "mean_std", "md_table"]
+from robustbnn.report.escape import escape
+from robustbnn.report.schema import group_mean
 
+__all__ = ["MISSING", "NAN", "escape", "grid_table", "mean_std", "md_table"]  # escape: re-exported
 
-def escape(text: str) -> str:
-    r"""A cell that cannot break the table or inject markup: ``|``, ``\``, backticks and
-    brackets backslash-escaped, ``<`` and ``>`` as entities (no raw HTML from a model name),
-    newlines as spaces.
-
-    Example:
-        >>> escape("<img onerror=x>|a")
-        '&lt;img onerror=x&gt;\\|a'
-    """
-    text = text.replace("\\", "\\\\")
-    for char in "|`[]":
-        text = text.replace(char, "\\" + char)
-    text = text.replace("<", "&lt;").replace(">", "&gt;")
-    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+# How a number that was not measured, and one that was measured as NaN, read in every report
+# (Markdown, HTML, the terminal summary); the leaderboard legend says so.
+MISSING = "–"
+NAN = "NaN"
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
              right: Sequence[bool] | None = None) -> str:
     """The table as lines ending in a newline; ``right[i]`` right-aligns column i.
 
-    By default the first column is left-aligned and the others (numbers) right-aligned.
+    Every cell and header goes through :func:`robustbnn.report.escape.escape`, so a name from
+    the data cannot break the table or add markup. By default the first column is
+    left-aligned and the others (numbers) right-aligned.
     """
     if right is None:
         right = [False] + [True] * (len(header) - 1)
@@ -47,9 +41,12 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def mean_std(values: pd.Series) -> str:
-    """``mean ± sample std`` of per-run values (the mean alone for one run; ``–`` for none)."""
+    """``mean ± sample std`` of per-run values (the mean alone for one run); :data:`MISSING`
+    for none, :data:`NAN` when a value is NaN."""
     if values.empty:
-        return "–"
+        return MISSING
+    if values.isna().any():
+        return NAN
     text = f"{values.mean():.4f}"
     std = values.std(ddof=1) if len(values) > 1 else float("nan")
     return text if math.isnan(std) else f"{text} ± {std:.4f}"
@@ -69,7 +66,7 @@ def grid_table(rows: pd.DataFrame, keys: list[str], title: str,
     ``run`` columns). Columns are sorted unless ``order`` gives them; a header reads
     ``key=value`` (numbers with ``:g``), or the value alone when ``label`` is False.
     """
-    per_run = rows.groupby([*by, *keys, "run"], sort=False)["value"].mean().reset_index()
+    per_run = group_mean(rows, [*by, *keys, "run"]).reset_index()
     found = {tuple(r) for r in per_run[keys].itertuples(index=False)}
     combos = [c for c in order if c in found] if order is not None else sorted(found)
 

@@ -11,13 +11,13 @@ refusals renders byte for byte as before.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 from typing import Any
 
 import pandas as pd
 
+from robustbnn.report.escape import escape
 from robustbnn.report.markdown import md_table
 
 __all__ = ["TITLE", "refused_csv", "refused_html", "refused_json", "refused_markdown",
@@ -59,8 +59,9 @@ def refused_html(refused: dict[str, dict[str, Any]]) -> str:
     """The HTML section (empty without refusals)."""
     if not refused:
         return ""
-    rows = "".join(f"<tr><td>{html.escape(m)}</td><td>{html.escape(_clauses(e))}</td>"
-                   f"<td>{html.escape(e['reason'])}</td></tr>\n" for m, e in refused.items())
+    rows = "".join(f"<tr><td>{escape(m, to='html')}</td><td>{escape(_clauses(e), to='html')}"
+                   f"</td><td>{escape(e['reason'], to='html')}</td></tr>\n"
+                   for m, e in refused.items())
     return (f'<h2>{TITLE}</h2>\n<p>These models broke a clause of the model contract before '
             "their first cell and got no numbers (<code>robustbnn check MODEL</code> runs every "
             'clause).</p>\n<table id="refused">\n<thead><tr><th>model</th><th>clause</th>'

@@ -8,13 +8,17 @@ tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and ``figures/*.
 renderer lists every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next
 render removes the files of that list it no longer writes (a figure of a model no longer in the
 results, ``ood.md`` of a run without OOD rows), so a folder never mixes two runs' reports. A
-file not in the manifest (a user's own figure, the results themselves) is never deleted.
+file not in the manifest (a user's own figure, the results themselves) is never deleted, and
+nothing is written or deleted through a symbolic link: a linked ``figures`` is refused by
+name. A run folder takes only the reports of its own configuration and seed: rendering another
+run into it is refused.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -26,6 +30,9 @@ from robustbnn.report.figures import write_figures
 from robustbnn.report.html import to_html
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.legend import legend
+from robustbnn.report.manifest import MANIFEST, read_manifest
+from robustbnn.report.partial import partial_html, partial_json, partial_markdown
+from robustbnn.report.paths import link_error, linked_part, refuse_links
 from robustbnn.report.refused import (
     refused_csv,
     refused_html,
@@ -41,10 +48,10 @@ __all__ = ["MANIFEST", "RunFolderError", "load_runs", "render"]
 logger = logging.getLogger(__name__)
 
 TITLE = "robustbnn leaderboard"
-MANIFEST = ".robustbnn-render.json"
-# What a render can write: only such files are ever removed, whatever a manifest says.
-OURS = frozenset({"leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",
-                  "ood.md", "ood.csv", "attack.md", "shift.md"})
+# A folder holding one of these holds a run of its own (robustbnn bench's output).
+RUN_MARKERS = ("results.jsonl", "run.json", "cells/identity.json")
+# The run.json fields that make two runs one configuration and seed.
+IDENTITY_FIELDS = ("seed", "suite", "device", "config", "data")
 
 
 def _load_one(run_dir: Path) -> tuple[pd.DataFrame, dict]:
@@ -102,39 +109,57 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, list[dict]]:
     return pd.concat(frames, ignore_index=True), runs
 
 
-def _ours(entry: object) -> bool:
-    """Whether a manifest entry names a file a render writes (a path relative to the folder)."""
-    if not isinstance(entry, str):
-        return False
-    path = PurePosixPath(entry)
-    if entry in OURS:
-        return True
-    return (len(path.parts) == 2 and path.parts[0] == "figures" and path.suffix == ".png"
-            and path.name not in (".", "..") and "\\" not in entry)
+def _refuse_other_run(out_dir: Path, run_dirs: list[Path], runs: list[dict]) -> None:
+    """Refuse to render into a run folder of another configuration than the runs rendered
+    (another seed, suite, device, config or data): its reports would sit beside results they
+    do not describe.
 
-
-def _read_manifest(out_dir: Path) -> list[str]:
-    """The files the previous render wrote (none when there is no readable manifest)."""
-    path = out_dir / MANIFEST
+    Raises:
+        RunFolderError: Naming the folder and how it differs.
+    """
+    marker = next((m for m in RUN_MARKERS if os.path.lexists(out_dir / m)), None)
+    if marker is None:
+        return
     try:
-        files = json.loads(path.read_text(encoding="utf-8"))["files"]
-    except FileNotFoundError:
-        return []
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as err:
-        logger.warning("%s is unreadable (%s); no earlier report is removed", path, err)
-        return []
-    if not isinstance(files, list):
-        logger.warning("%s lists no files; no earlier report is removed", path)
-        return []
-    return [f for f in files if _ours(f)]
+        if len(run_dirs) == 1 and os.path.samefile(run_dirs[0], out_dir):
+            return
+    except OSError:
+        pass
+    try:
+        theirs = json.loads((out_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        theirs = None
+    what = "these runs" if len(run_dirs) > 1 else f"the run {run_dirs[0]}"
+    for run in runs:
+        if not isinstance(theirs, dict):
+            differs = f"{marker}, no readable run.json"
+        else:
+            fields = [k for k in IDENTITY_FIELDS if run.get(k) != theirs.get(k)]
+            if not fields:
+                continue
+            field = fields[0]
+            differs = (f"of another {field}: {_short(theirs.get(field))}, not "
+                       f"{_short(run.get(field))}")
+        raise RunFolderError(
+            f"--out {out_dir} holds a run of its own ({differs}), and its reports must describe "
+            f"its results; render the reports of {what} into another folder (--out NEW_DIR)")
+
+
+def _short(value: object) -> str:
+    """A value for a one-line message, at most 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _replace_manifest(out_dir: Path, written: list[str], keep: list[str]) -> None:
     """Remove the previous render's files that this one did not write; record this render's."""
-    previous = _read_manifest(out_dir)
+    previous = read_manifest(out_dir)
     mine = set(written) | set(keep)
     for entry in previous:
         if entry not in mine:
+            link = linked_part(out_dir, str(PurePosixPath(entry).parent))
+            if link is not None:  # checked before any work; a link made since is refused too
+                raise link_error(link)
             (out_dir / entry).unlink(missing_ok=True)
             logger.info("removed %s (written by an earlier render, not by this one)",
                         out_dir / entry)
@@ -162,7 +187,9 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
         UnsafeNameError: For a model or task name that cannot name a file in ``out_dir``.
     """
     out_dir = Path(out_dir)
+    refuse_links(out_dir, ("figures", MANIFEST))  # never write or delete through a link
     results, runs = load_runs([Path(d) for d in run_dirs])
+    _refuse_other_run(out_dir, [Path(d) for d in run_dirs], runs)
     board = leaderboard(results, sort=sort)
     items = legend(results, runs)
     written: list[Path] = []
@@ -170,7 +197,7 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     if figures:
         written += write_figures(results, Path(run_dirs[0]), out_dir=out_dir)
     else:
-        keep = [f for f in _read_manifest(out_dir)
+        keep = [f for f in read_manifest(out_dir)
                 if f.startswith("figures/") and (out_dir / f).is_file()]
     links = [p.relative_to(out_dir).as_posix() for p in written]
     detail = ood_frame(results, runs)
@@ -189,14 +216,15 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
         write_text_atomic(out_dir / "shift.md", shifts)
         details.append("shift.md")
     refused = refused_models(runs)  # models the contract refused: listed under the table
-    write_text_atomic(out_dir / "leaderboard.md",
-                      to_markdown(board, items, title=TITLE) + refused_markdown(refused))
+    # A partial run (failed cells) says so at the top of each leaderboard (report.partial).
+    write_text_atomic(out_dir / "leaderboard.md", partial_markdown(
+        to_markdown(board, items, title=TITLE) + refused_markdown(refused), runs))
     write_text_atomic(out_dir / "leaderboard.csv", refused_csv(to_csv(board), refused))
-    write_text_atomic(out_dir / "leaderboard.json",
-                      refused_json(to_json(board, items, title=TITLE), refused))
-    write_text_atomic(out_dir / "leaderboard.html",
-                      to_html(board, items, title=TITLE, figures=links, details=details,
-                              after_table=refused_html(refused)))
+    write_text_atomic(out_dir / "leaderboard.json", partial_json(
+        refused_json(to_json(board, items, title=TITLE), refused), runs))
+    write_text_atomic(out_dir / "leaderboard.html", partial_html(
+        to_html(board, items, title=TITLE, figures=links, details=details,
+                after_table=refused_html(refused)), runs))
     leaderboards = [f"leaderboard.{ext}" for ext in ("md", "csv", "json", "html")]
     _replace_manifest(out_dir, [*links, *details, *leaderboards], keep)
     return board

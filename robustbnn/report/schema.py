@@ -18,8 +18,9 @@ import pandas as pd
 from robustbnn.errors import UserError
 from robustbnn.report import names as n
 
-__all__ = ["COLUMNS", "HIGHER_IS_BETTER", "Knob", "MissingKnobError", "Result", "attack_tasks",
-           "setting", "setting_label", "with_knobs"]
+__all__ = ["COLUMNS", "HIGHER_IS_BETTER", "MAY_BE_NAN", "RANGES", "Knob", "MissingKnobError",
+           "Result", "attack_tasks", "group_mean", "setting", "setting_label", "text_problem",
+           "value_problem", "with_knobs"]
 
 COLUMNS = ("model", "seed", "task", "dataset", "setting", "measure", "metric", "value")
 
@@ -50,6 +51,60 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     n.RAISED: False,
 }
 
+
+# The values a metric can take, both ends included; a value must also be finite. The results
+# reader refuses a row outside its metric's range (an accuracy of 5.0 or inf is a damaged file,
+# not a number to rank). A metric not listed here takes any float: a plug-in's own metrics,
+# ``mean_uncertainty`` (energy scores are unbounded), a robustness flag's ``value``.
+RANGES: dict[str, tuple[float, float]] = {
+    **dict.fromkeys((n.ACCURACY, n.ECE, n.CONFIDENCE, n.AUROC, n.AUPR_IN, n.AUPR_OUT,
+                     n.FPR_AT_95_TPR, n.ADVERSARY_DETECTION, n.ERROR_DETECTION,
+                     n.TARGET_SUCCESS, n.EXPECTED_ACCURACY, n.ALL_K_ACCURACY,
+                     n.FLIP_PROBABILITY, n.DETECTION_AWARE_ACCURACY, n.PASSED, n.RAISED),
+                    (0.0, 1.0)),
+    n.BRIER: (0.0, 2.0),  # summed over classes
+    **dict.fromkeys((n.NLL, n.COUNT, n.LINF, n.L2, n.PARAMETERS, n.SECONDS,
+                     n.SECONDS_PER_1000_PREDICTIONS), (0.0, math.inf)),
+}
+# Metrics of RANGES that may be NaN: the flip probability of worst-of-k is undefined for k = 1.
+MAY_BE_NAN = frozenset({n.FLIP_PROBABILITY})
+
+
+def _bound(x: float) -> str:
+    return "inf" if x == math.inf else f"{x:g}"
+
+
+def value_problem(metric: str, value: float) -> str | None:
+    """What is wrong with ``value`` for ``metric`` (:data:`RANGES`), or None.
+
+    Example:
+        >>> value_problem("accuracy", 5.0)
+        'accuracy 5 is outside [0, 1]'
+        >>> value_problem("mean_uncertainty", float("nan")) is None
+        True
+    """
+    if metric not in RANGES or (math.isnan(value) and metric in MAY_BE_NAN):
+        return None
+    lo, hi = RANGES[metric]
+    if not math.isfinite(value):
+        return f"{metric} {value} is not a finite number"
+    if not lo <= value <= hi:
+        return f"{metric} {value:g} is outside [{_bound(lo)}, {_bound(hi)}]"
+    return None
+
+
+def text_problem(field: str, text: str) -> str | None:
+    r"""What makes ``text`` unwritable (a lone surrogate: no UTF-8 file can hold it), or None.
+
+    Example:
+        >>> text_problem("model", "ml\ud800p")
+        "field 'model' holds a lone surrogate (U+D800), which no UTF-8 file can hold"
+    """
+    for char in text:
+        if 0xD800 <= ord(char) <= 0xDFFF:
+            return (f"field {field!r} holds a lone surrogate (U+{ord(char):04X}), which no "
+                    "UTF-8 file can hold")
+    return None
 
 def _knob(key: str, value: object) -> Knob:
     """``value`` as a plain Python bool/int/float/str (NumPy scalars converted)."""
@@ -147,6 +202,13 @@ class Result:
             knobs = setting(**d["setting"])
         except TypeError as err:
             raise ValueError(f"field 'setting': {err}") from None
+        texts = [(f, d[f]) for f in ("model", "task", "dataset", "measure", "metric")]
+        texts += [(f"setting knob {k!r}", k) for k in knobs]
+        texts += [(f"setting knob {k!r}", v) for k, v in knobs.items() if isinstance(v, str)]
+        for field, text in texts:
+            problem = text_problem(field, text)
+            if problem:
+                raise ValueError(problem)
         return cls(d["model"], d["seed"], d["task"], d["dataset"], knobs, d["measure"],
                    d["metric"], float(value))
 
@@ -203,3 +265,11 @@ def attack_tasks(results: pd.DataFrame) -> list[str]:
         if all(n.EPS in s and n.S_ATTACK in s for s in rows["setting"]):
             tasks.append(str(task))
     return tasks
+
+
+def group_mean(rows: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """The mean ``value`` per ``keys``; NaN where a group holds a NaN (pandas would skip it,
+    and a NaN measured in one run would vanish into the others' mean)."""
+    grouped = rows.groupby(keys, sort=False)["value"]
+    return grouped.mean().mask(rows["value"].isna().groupby(
+        [rows[k] for k in keys], sort=False).any())

@@ -10,6 +10,7 @@ the same rows for people and spreadsheets, ``setting`` rendered by :func:`settin
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterable
@@ -19,7 +20,7 @@ import pandas as pd
 
 from robustbnn._atomic import OWNER, umask_mode, write_bytes_atomic, write_text_atomic
 from robustbnn.errors import UserError
-from robustbnn.report.schema import COLUMNS, Result, setting_label
+from robustbnn.report.schema import COLUMNS, Result, setting_label, text_problem, value_problem
 
 __all__ = ["RunFolderError", "read_results", "remove_stale_temps", "results_frame", "umask_mode",
            "write_bytes_atomic", "write_json", "write_results", "write_text_atomic"]
@@ -73,8 +74,20 @@ def write_results(out_dir: Path, rows: list[Result]) -> pd.DataFrame:
 
     Returns:
         The rows as :func:`results_frame` gives them.
+
+    Raises:
+        RunFolderError: If a name holds a lone surrogate, before anything is written.
     """
     out_dir = Path(out_dir)
+    for row in rows:  # a name no UTF-8 file can hold: one line, not a UnicodeEncodeError
+        texts = [("model", row.model), ("task", row.task), ("dataset", row.dataset),
+                 ("measure", row.measure), ("metric", row.metric)]
+        texts += [(f"setting knob {k!r}", str(k)) for k in row.setting]
+        texts += [(f"setting knob {k!r}", v) for k, v in row.setting.items() if isinstance(v, str)]
+        problem = next(filter(None, (text_problem(f, t) for f, t in texts)), None)
+        if problem:
+            raise RunFolderError(f"cannot write the results to {out_dir}: a result of model "
+                                 f"{ascii(row.model)}: {problem}; rename it (valid Unicode text)")
     lines = [json.dumps(r.to_json(), sort_keys=False) + "\n" for r in rows]
     write_text_atomic(out_dir / RESULTS, "".join(lines))
     frame = results_frame(rows)
@@ -86,38 +99,81 @@ def write_results(out_dir: Path, rows: list[Result]) -> pd.DataFrame:
 def read_results(run_dir: Path) -> pd.DataFrame:
     """A run folder's results from ``results.jsonl`` (``setting`` as dicts).
 
+    A row is refused, in one line naming the file and the line, when its value is outside its
+    metric's range or not finite where the metric cannot be
+    (:func:`robustbnn.report.schema.value_problem`), when a name holds a lone surrogate, or
+    when it repeats an earlier row's result with another value. A result repeated with the
+    same value is kept once.
+
     Raises:
         RunFolderError: If ``results.jsonl`` is missing, unreadable, corrupt (naming the line
-            and field) or empty; every message names the file.
+            and field), holds a refused row, or is empty; every message names the file.
     """
     run_dir = Path(run_dir)
     path = run_dir / RESULTS
     hint = f"rerun robustbnn bench (`robustbnn bench --out {run_dir}`) to recreate it"
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        text = data.decode("utf-8")
     except FileNotFoundError:
         if (run_dir / "results.csv").is_file():
             raise RunFolderError(f"{run_dir}: results.csv but no {RESULTS} (the structured "
                                  f"results the reports read); {hint}") from None
         raise RunFolderError(f"{run_dir}: no {RESULTS} here (not a run folder); {hint}") from None
     except UnicodeDecodeError as err:
-        raise RunFolderError(f"{path} is corrupt ({err}); {hint}") from None
+        line = data.count(b"\n", 0, err.start) + 1
+        raise RunFolderError(f"{path} line {line} is not UTF-8 text (byte "
+                             f"0x{data[err.start]:02x}: {err.reason}); {hint}") from None
     except OSError as err:  # a folder, no permission, an I/O error
         raise RunFolderError(f"cannot read {path} ({err.strerror or err}); check the path and "
                              f"its permissions, or {hint}") from None
-    rows = []
+    rows: list[Result] = []
+    seen: dict[tuple, tuple[int, float]] = {}
     for number, line in enumerate(text.split("\n"), start=1):  # JSON Lines: "\n" only
         if not line.strip():
             continue
         try:
-            rows.append(_row(line))
+            row = _row(line)
         # json.JSONDecodeError is a ValueError; RecursionError: nesting deeper than the
         # parser's stack; OverflowError: an integer value too large for a float
         except (ValueError, RecursionError, OverflowError) as err:
             raise RunFolderError(f"{path} line {number} is corrupt ({err}); {hint}") from None
+        problem = value_problem(row.metric, row.value)
+        if problem:
+            raise RunFolderError(f"{path} line {number}: {_who(row)}: {problem}; fix or remove "
+                                 f"the line, or {hint}")
+        key = _key(row)
+        if key in seen:
+            first, value = seen[key]
+            if not _same(value, row.value):
+                raise RunFolderError(
+                    f"{path} line {number}: {_who(row)}: {row.metric} {row.value!r} conflicts "
+                    f"with {value!r} on line {first} for the same result (a run holds one "
+                    f"value per result); remove the wrong line, or {hint}")
+            continue  # the same result twice: counted once
+        seen[key] = (number, row.value)
+        rows.append(row)
     if not rows:
         raise RunFolderError(f"{path} holds no results; {hint}")
     return results_frame(rows)
+
+
+def _key(row: Result) -> tuple:
+    """What names one result: everything but its value (knob order does not matter)."""
+    knobs = json.dumps(row.setting, sort_keys=True)
+    return (row.model, row.seed, row.task, row.dataset, knobs, row.measure, row.metric)
+
+
+def _same(a: float, b: float) -> bool:
+    return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def _who(row: Result) -> str:
+    """A row's result in words, for a message."""
+    measure = f", measure {row.measure!r}" if row.measure else ""
+    knobs = f", setting {setting_label(row.setting)}" if row.setting else ""
+    return (f"model {row.model!r}, seed {row.seed}, task {row.task!r}, dataset "
+            f"{row.dataset!r}{knobs}{measure}")
 
 
 def _row(line: str) -> Result:

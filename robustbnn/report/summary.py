@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 from tabulate import tabulate
 
+from robustbnn.report.escape import visible
 from robustbnn.report.leaderboard import format_cell, leaderboard
 
 __all__ = ["summary_table"]
@@ -19,7 +20,9 @@ def summary_table(results: pd.DataFrame) -> str:
     board = leaderboard(results)
     cols = [c for key in SUMMARY for c in board.columns if c.key.startswith(key)
             and not c.key.endswith("_measure")]
-    rows = [[model, *(format_cell(board, model, c) for c in cols)] for model in board.table.index]
+    # visible(): a control or bidirectional character in a name prints as \uXXXX
+    rows = [[visible(model), *(visible(format_cell(board, model, c)) for c in cols)]
+            for model in board.table.index]
     headers = ["model", *(c.title for c in cols)]
     align = ("left", *("right" if c.kind == "number" else "left" for c in cols))
     table = tabulate(rows, headers=headers, disable_numparse=True, colalign=align)

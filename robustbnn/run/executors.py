@@ -15,13 +15,16 @@ import concurrent.futures as cf
 import logging
 import multiprocessing
 import os
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
-from robustbnn.errors import ConfigError
+from robustbnn.errors import ConfigError, UserError
 from robustbnn.plugins import load_plugins
 
-__all__ = ["LocalExecutor", "PoolExecutor", "RayExecutor", "make_executor", "setup_worker"]
+__all__ = ["ClusterLost", "LocalExecutor", "PoolExecutor", "RayExecutor", "make_executor",
+           "setup_worker", "watch_parent"]
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +50,30 @@ def setup_worker(threads: int | None, plugins: tuple[str, ...],
         torch.set_num_threads(threads)
     load_plugins(plugins, paths)
     _READY.add(key)
+
+
+PARENT_POLL_S = 0.5  # how often a pool worker checks that the main process is alive
+
+
+def watch_parent(parent: int) -> None:
+    """Exit this worker process as soon as ``parent`` (the main process) is gone.
+
+    A pool worker blocks reading its call queue, and it holds both ends of that pipe (and the
+    multiprocessing resource tracker's), so after a SIGKILL of the main process it would never
+    see end of file and would idle forever, with its model in memory. A daemon thread polls
+    ``os.getppid()``: an orphan is re-parented, so its parent id changes. (``prctl``'s
+    parent-death signal fires when the *thread* that started the worker ends, which a pool
+    may do while the main process lives, so it is not used.) The pool's ``initializer``.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)  # no cleanup: the run that wanted this worker's result is gone
+
+    if os.getppid() != parent:  # the main process died while this worker started
+        os._exit(1)
+    threading.Thread(target=watch, name="robustbnn-parent-watch", daemon=True).start()
 
 
 class LocalExecutor:
@@ -81,7 +108,8 @@ class PoolExecutor:
 
     def _new(self) -> cf.ProcessPoolExecutor:
         return cf.ProcessPoolExecutor(max_workers=self.capacity,
-                                      mp_context=multiprocessing.get_context("spawn"))
+                                      mp_context=multiprocessing.get_context("spawn"),
+                                      initializer=watch_parent, initargs=(os.getpid(),))
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
         """Queue ``fn(job)`` on a worker; a crashed pool is replaced first."""
@@ -98,8 +126,39 @@ class PoolExecutor:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+class ClusterLost(UserError):
+    """The Ray cluster a run joined went away (its head died or was restarted)."""
+
+
+class _TaskLost(RuntimeError):
+    """A cell's task whose cluster went away (not a ``UserError``: the scheduler retries it,
+    and the retry's :meth:`RayExecutor.submit` ends the run with :class:`ClusterLost`)."""
+
+
+def _settle(future: cf.Future, *, result: Any = None,
+            error: BaseException | None = None) -> None:
+    """Complete ``future`` unless it already is (a lost cluster and its task race)."""
+    try:
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+    except cf.InvalidStateError:
+        pass
+
+
 class RayExecutor:
     """Each job is a Ray task on a running cluster (``address``), else on a local Ray.
+
+    A local Ray is this run's own: :meth:`close` stops it, and if this process dies first a
+    :class:`~robustbnn.run.ray_cluster.Reaper` stops it (its agents would otherwise outlive
+    the driver by a minute). A cluster the run joined is left running; :meth:`close` only
+    disconnects. A task whose node dies is resubmitted by Ray (``max_retries``; the cell's
+    lock and its stored file make sure no finished cell runs twice); an exception a cell
+    raises is not retried by Ray but by the scheduler (``--retries``). If the joined
+    cluster's head dies or restarts (Ray does not survive that without an external GCS
+    store), a :class:`~robustbnn.run.ray_cluster.ClusterWatch` notices and the run ends with
+    :class:`ClusterLost`, one line saying to rerun to resume.
 
     Args:
         address: ``--ray-address``; None uses ``$RAY_ADDRESS``, else starts a local Ray (or
@@ -108,32 +167,88 @@ class RayExecutor:
     """
 
     capacity = 1 << 30  # Ray queues what it cannot place yet
+    node_retries = 3  # Ray's default for system failures (a dead worker or node)
+    watch_interval = 2.0  # seconds between two questions to a joined cluster's GCS
 
     def __init__(self, address: str | None, threads: int | None) -> None:
         try:
             import ray
         except ImportError:
             raise ConfigError("--executor ray needs Ray: pip install 'robustbnn[ray]'") from None
+        from robustbnn.run.ray_cluster import ClusterWatch, Reaper, children
+
         self._ray = ray
+        self._address = address or os.environ.get("RAY_ADDRESS") or None
         self._started = not ray.is_initialized()
+        self._reaper: Reaper | None = None
+        self._watch: ClusterWatch | None = None
+        self._lost: ClusterLost | None = None
+        self._running: set[cf.Future] = set()
+        self._guard = threading.Lock()
         if self._started:
-            ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
-                     include_dashboard=False, log_to_driver=True)
+            before = children(os.getpid())
+            # "local": a Ray of our own, never one that `ray start` left on this machine
+            ray.init(address=self._address or "local", include_dashboard=False,
+                     log_to_driver=True)
+            if self._address is None:
+                self._reaper = Reaper(children(os.getpid()) - before)
+        if self._started and self._address is not None:
+            gcs = ray._private.worker.global_worker.gcs_client  # noqa: SLF001 - no public ping
+            self._watch = ClusterWatch(
+                lambda: gcs.internal_kv_get(b"session_name", b"session", timeout=2),
+                self._on_lost, interval=self.watch_interval)
         self._threads = threads or 1
         self._remote = None
 
+    def _on_lost(self, why: str) -> None:
+        """Fail every waiting task and every later submission: the cluster is gone."""
+        from robustbnn.run.ray_cluster import LOST_CLUSTER
+
+        with self._guard:
+            self._lost = ClusterLost(LOST_CLUSTER.format(address=self._address, why=why))
+            running, self._running = self._running, set()
+        for future in running:
+            _settle(future, error=_TaskLost(f"the Ray cluster at {self._address} was lost"))
+
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
-        """Submit ``fn(job)`` as a Ray task asking for ``threads`` CPUs and ``gpus`` GPUs."""
+        """Submit ``fn(job)`` as a Ray task asking for ``threads`` CPUs and ``gpus`` GPUs.
+
+        Raises:
+            ClusterLost: Once the joined cluster is gone.
+        """
+        if self._lost is not None:
+            raise self._lost
         if self._remote is None:
             self._remote = self._ray.remote(fn)
         ref = self._remote.options(num_cpus=self._threads, num_gpus=gpus,
-                                   max_retries=0).remote(job)
-        return ref.future()
+                                   max_retries=self.node_retries,
+                                   retry_exceptions=False).remote(job)
+        future: cf.Future = cf.Future()  # ours, so that a lost cluster can fail it
+        with self._guard:
+            self._running.add(future)
+
+        def relay(done: cf.Future) -> None:
+            with self._guard:
+                self._running.discard(future)
+            if (err := done.exception()) is not None:
+                _settle(future, error=err)
+            else:
+                _settle(future, result=done.result())
+
+        ref.future().add_done_callback(relay)
+        return future
 
     def close(self) -> None:
-        """Leave the cluster if this run joined it (a Ray started by the caller stays)."""
+        """Stop the local Ray this run started, or leave the cluster it joined (a Ray started
+        by the caller stays)."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         if self._started:
             self._ray.shutdown()
+        if self._reaper is not None:  # whatever shutdown left behind
+            self._reaper.close()
+            self._reaper = None
 
 
 def make_executor(kind: str, *, jobs: int, threads: int | None,

@@ -25,7 +25,7 @@ from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
 from robustbnn.run.plan import Plan
-from robustbnn.run.store import CellStore
+from robustbnn.run.store import CellMissing, CellStore
 from robustbnn.run.tasks import TASKS
 from robustbnn.run.tasks.train import trained_model
 
@@ -125,19 +125,41 @@ def _gpus(spec: RunSpec, cell: Cell) -> float:
 
 def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
              progress: bool = False) -> RunReport:
-    """Run every unfinished cell of ``plan``; return what was reused, run, failed, skipped."""
+    """Run every unfinished cell of ``plan``; return what was reused, run, failed, skipped.
+
+    A finished cell whose files vanish or are damaged during the run (a dependency a cell
+    could not read, or a cell found missing once every cell has finished) is recomputed once,
+    with one warning naming the file; if it vanishes again it is reported as failed. So every
+    cell the report lists as reused or run was, at the end, intact in the store.
+    """
     report = RunReport()
-    done = store.done_ids()
+    done = store.done_ids([c.id for c in plan.cells], warn=True)
     report.reused = [c.id for c in plan.cells if c.id in done]
     cells = plan.by_id()
     pending = [c for c in plan.cells if c.id not in done]
     running: dict[cf.Future, Cell] = {}
     attempts: dict[str, int] = {}
+    recomputed: set[str] = set()  # finished cells whose files vanished, queued once more
     bar = tqdm(total=len(plan.cells), initial=len(report.reused), desc="cells", unit="cell",
                disable=not progress)
     if report.reused:
         log.info("reusing %d finished cells of %s", len(report.reused), store.dir)
-    while pending or running:
+
+    def requeue(cell_id: str, why: str) -> bool:
+        """Put a vanished finished cell back in the queue (once); False when it was already."""
+        if cell_id in recomputed:
+            return False
+        recomputed.add(cell_id)
+        log.warning("%s; recomputing that cell (%s)", why, cells[cell_id].label)
+        done.discard(cell_id)
+        for finished in (report.reused, report.ran):
+            if cell_id in finished:
+                finished.remove(cell_id)
+        pending.insert(0, cells[cell_id])
+        bar.update(-1)
+        return True
+
+    while True:  # ends when nothing runs and nothing more can start
         for cell in list(pending):
             gates = (*cell.deps, *cell.after)  # after: scheduling only (the model contract)
             blocked = [d for d in gates if d in report.failed or d in report.skipped]
@@ -152,6 +174,24 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
                 running[executor.submit(execute_cell, job, gpus=_gpus(plan.spec, cell))] = cell
                 pending.remove(cell)
         if not running:
+            if pending:
+                break  # nothing can start (as when nothing is left): the report says what ran
+            requeued = False
+            for cell_id in (*report.reused, *report.ran):  # deleted or damaged after finishing
+                problem = store.problem(cell_id)
+                if problem is None:
+                    continue
+                if requeue(cell_id, problem):
+                    requeued = True
+                    continue
+                for finished in (report.reused, report.ran):
+                    if cell_id in finished:
+                        finished.remove(cell_id)
+                report.failed[cell_id] = (f"{problem}, a second time after it was recomputed "
+                                          "during this run; rerun the same command to "
+                                          "recompute it")
+            if requeued:
+                continue
             break
         finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
         for future in finished:
@@ -159,6 +199,11 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
             try:
                 outcome = future.result()
             except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
+                lost = getattr(err, "cell_id", None) if isinstance(err, CellMissing) else None
+                if lost in cells and lost != cell.id and (lost not in done
+                                                          or requeue(lost, str(err))):
+                    pending.append(cell)  # its input is recomputed first; not an attempt
+                    continue
                 attempts[cell.id] = attempts.get(cell.id, 0) + 1
                 message = failure_message(cell, err)
                 # A UserError (diverged training, missing data) fails the same way again.

@@ -3,37 +3,68 @@
 ``<id>.json`` holds the cell, its rows and its info; ``<id>.npz`` its arrays (written first,
 so a cell is done exactly when its JSON exists and records the current
 :data:`~robustbnn.run.cells.OUTPUT_FORMAT`; one written by older task code is recomputed).
+Cells are verified like cache entries (:mod:`robustbnn.cache`): the JSON records the sha256
+of its own content and of its ``.npz`` (``digest``), and a cell whose files are missing,
+truncated, unreadable or edited does not count as done: it is recomputed, with one warning
+naming the file. Cells stored before digests existed are checked for what they hold (they
+parse, their arrays load) without recomputing every one of them.
+
 A run folder belongs to one run configuration, recorded in ``cells/identity.json``: a second
-configuration is refused (or, with ``overwrite``, replaces the first). ``results.csv`` and
-every report are assembled from the cell files, so an interrupted run, resumed, ends with the
-bytes of an uninterrupted one.
+configuration is refused (or, with ``overwrite``, replaces the first: its own files are moved
+aside, nothing else is touched; :mod:`robustbnn.run.ownership`). A run holds the folder's run
+lock (:meth:`CellStore.hold`) from its claim to its last report, so two runs on one folder
+never interleave. ``results.csv`` and every report are assembled from the cell files, so an
+interrupted run, resumed, ends with the bytes of an uninterrupted one.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
 import logging
 import shutil
+import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from robustbnn.errors import UserError
 from robustbnn.report.store import write_bytes_atomic, write_text_atomic
 from robustbnn.run.cells import OUTPUT_FORMAT, Cell, CellOutcome, canonical_json
+from robustbnn.run.ownership import RUN_FILES, RunFolder
 
-__all__ = ["CellStore", "RunFolderConflict"]
+__all__ = ["CellMissing", "CellStore", "RunFolderConflict"]
 
 log = logging.getLogger(__name__)
 
-DERIVED = ("results.csv", "results.jsonl", "run.json", "scores")  # what a run writes itself
-
 
 class RunFolderConflict(UserError):
-    """The output folder holds a run of another configuration."""
+    """The output folder holds a run of another configuration, or files robustbnn would
+    replace but did not write."""
+
+
+class CellMissing(UserError):
+    """A finished cell's file that is gone or damaged (deleted or edited during the run).
+
+    Attributes:
+        cell_id: The cell whose files are missing.
+    """
+
+    def __init__(self, message: str, cell_id: str) -> None:
+        super().__init__(message)
+        self.cell_id = cell_id
+
+
+def payload_digest(payload: dict[str, Any]) -> str:
+    """The sha256 of a stored cell's content: every field but ``digest``, as key-sorted JSON."""
+    content = {k: v for k, v in payload.items() if k != "digest"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class CellStore:
@@ -46,30 +77,115 @@ class CellStore:
     def __init__(self, out_dir: Path) -> None:
         self.out_dir = Path(out_dir)
         self.dir = self.out_dir / "cells"
+        self._warned: set[str] = set()  # damaged files already named in a warning
+        self._run_lock: FileLock | None = None
 
     def json_path(self, cell_id: str) -> Path:
         """Where a finished cell's rows live."""
         return self.dir / f"{cell_id}.json"
 
-    def done_ids(self) -> set[str]:
-        """Ids of every finished cell in the folder (of the current output format)."""
-        if not self.dir.is_dir():
-            return set()
-        return {p.stem for p in self.dir.glob("*.json")
-                if p.name != "identity.json" and self.is_done(p.stem)}
+    def npz_path(self, cell_id: str) -> Path:
+        """Where a finished cell's arrays live."""
+        return self.dir / f"{cell_id}.npz"
 
-    def is_done(self, cell_id: str) -> bool:
-        """Whether the cell's JSON exists and was written by task code of the current
-        :data:`~robustbnn.run.cells.OUTPUT_FORMAT` (a damaged file counts as done, so that
-        :meth:`read` names it)."""
-        path = self.json_path(cell_id)
-        if not path.is_file():
-            return False
+    def done_ids(self, ids: Iterable[str] | None = None, *, warn: bool = False) -> set[str]:
+        """Ids of the finished, intact cells among ``ids`` (default: every cell file)."""
+        if ids is None:
+            if not self.dir.is_dir():
+                return set()
+            ids = [p.stem for p in self.dir.glob("*.json") if p.name != "identity.json"]
+        return {i for i in ids if self.is_done(i, warn=warn)}
+
+    def is_done(self, cell_id: str, *, warn: bool = False) -> bool:
+        """Whether the cell's files exist, are intact and of the current
+        :data:`~robustbnn.run.cells.OUTPUT_FORMAT`.
+
+        Args:
+            cell_id: The cell.
+            warn: Log one warning (per file and store) naming a damaged file.
+        """
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return True
-        return not isinstance(payload, dict) or payload.get("format", 1) == OUTPUT_FORMAT
+            self._verified(cell_id)
+        except _Outdated:
+            return False
+        except CellMissing as err:
+            if warn and str(err) not in self._warned:
+                self._warned.add(str(err))
+                log.warning("%s; recomputing that cell", err)
+            return False
+        return True
+
+    def problem(self, cell_id: str) -> str | None:
+        """Why a cell does not count as done (its missing or damaged file), or None."""
+        try:
+            self._verified(cell_id)
+        except _Outdated:
+            path = self.json_path(cell_id)
+            return f"{path} is missing" if not path.exists() else f"{path} is outdated"
+        except CellMissing as err:
+            return str(err)
+        return None
+
+    def _verified(self, cell_id: str, *, arrays: bool = False
+                  ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The cell's stored JSON (and, with ``arrays``, its arrays), checked against the
+        digests it records.
+
+        Raises:
+            _Outdated: No JSON, or one of an older output format (recomputed silently).
+            CellMissing: A damaged, edited or half-deleted cell, naming the file.
+        """
+        path = self.json_path(cell_id)
+
+        def damaged(where: Path, why: str) -> CellMissing:
+            return CellMissing(f"{where} is damaged ({why})", cell_id)
+
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            raise _Outdated from None
+        except OSError as err:
+            raise damaged(path, f"unreadable: {err.strerror or err}") from None
+        try:
+            payload = json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
+            raise damaged(path, f"not JSON: {err}") from None
+        if not isinstance(payload, dict):
+            raise damaged(path, f"a JSON {type(payload).__name__}, not an object")
+        if payload.get("format", 1) != OUTPUT_FORMAT:
+            raise _Outdated
+        digest = payload.get("digest")
+        if digest is not None:
+            if not isinstance(digest, dict) or digest.get("payload") != payload_digest(payload):
+                raise damaged(path, "its content does not match the sha256 it records: edited "
+                                    "or truncated")
+        problem = _shape_problem(payload, cell_id)
+        if problem:
+            raise damaged(path, problem)
+        names = payload["arrays"]
+        if not names:
+            return payload, {}
+        npz = self.npz_path(cell_id)
+        try:
+            blob = npz.read_bytes()
+        except FileNotFoundError:
+            raise CellMissing(f"{npz} is missing (its cell {path.name} lists arrays "
+                              f"{', '.join(names)})", cell_id) from None
+        except OSError as err:
+            raise damaged(npz, f"unreadable: {err.strerror or err}") from None
+        if digest is not None and digest.get("npz") != hashlib.sha256(blob).hexdigest():
+            raise damaged(npz, f"its sha256 is not the one {path.name} records: edited or "
+                               "truncated")
+        if digest is not None and not arrays:  # verified by digest; no need to load it
+            return payload, {}
+        try:
+            with np.load(io.BytesIO(blob), allow_pickle=False) as data:
+                loaded = {k: data[k] for k in data.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as err:
+            raise damaged(npz, f"does not load: {err}") from None
+        if sorted(loaded) != sorted(names):
+            raise damaged(npz, f"holds arrays {sorted(loaded)}, {path.name} lists {names}")
+        return payload, loaded
 
     def lock(self, cell_id: str) -> FileLock:
         """The cell's file lock: a cell runs in one process at a time, across runs."""
@@ -77,70 +193,166 @@ class CellStore:
         return FileLock(self.dir / "locks" / f"{cell_id}.lock")
 
     def write(self, cell: Cell, outcome: CellOutcome) -> None:
-        """Store a finished cell: arrays first, then the JSON that marks it done."""
+        """Store a finished cell: arrays first, then the JSON that marks it done, with the
+        sha256 of its content and of its arrays."""
+        npz = None
         if outcome.arrays:
             buf = io.BytesIO()
             np.savez_compressed(buf, **outcome.arrays)
-            write_bytes_atomic(self.dir / f"{cell.id}.npz", buf.getvalue())
+            write_bytes_atomic(self.npz_path(cell.id), buf.getvalue())
+            npz = hashlib.sha256(buf.getvalue()).hexdigest()
         payload = {"format": OUTPUT_FORMAT, "cell": cell.describe(), "rows": outcome.rows,
                    "info": outcome.info, "seconds": outcome.seconds,
                    "arrays": sorted(outcome.arrays)}
+        payload = json.loads(json.dumps(payload))  # the digest is of what a reader will parse
+        payload["digest"] = {"payload": payload_digest(payload), "npz": npz}
         write_text_atomic(self.json_path(cell.id), json.dumps(payload, indent=1) + "\n")
 
     def read(self, cell_id: str) -> dict[str, Any]:
-        """A finished cell's stored JSON (``rows``, ``info``, ``seconds``, ``cell``).
+        """A finished cell's stored JSON (``rows``, ``info``, ``seconds``, ``cell``), verified.
 
         Raises:
-            UserError: For an unreadable or damaged cell file; names it and the way out.
+            CellMissing: For a missing, unreadable, damaged or edited cell; names the file.
         """
-        path = self.json_path(cell_id)
         try:
-            payload = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(payload, dict) or payload["cell"]["id"] != cell_id:
-                raise ValueError("it belongs to another cell")
-            return payload
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise UserError(f"{path} is damaged ({err}); delete it and rerun to recompute "
-                            "that cell") from None
+            return self._verified(cell_id)[0]
+        except _Outdated:
+            raise CellMissing(f"{self.json_path(cell_id)} is missing (deleted during the "
+                              "run?)", cell_id) from None
 
     def arrays(self, cell_id: str) -> dict[str, np.ndarray]:
-        """A finished cell's arrays (empty when it has none)."""
-        path = self.dir / f"{cell_id}.npz"
-        if not path.is_file():
-            return {}
-        with np.load(path, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
+        """A finished cell's arrays (empty when it has none), verified against its digest.
+
+        Raises:
+            CellMissing: When the cell or its ``.npz`` is missing or damaged; names the file.
+        """
+        try:
+            return self._verified(cell_id, arrays=True)[1]
+        except _Outdated:
+            raise CellMissing(f"{self.json_path(cell_id)} is missing (deleted during the "
+                              "run?)", cell_id) from None
+
+    def run_lock(self) -> FileLock:
+        """The folder's run lock (one object per store, so holding it again is re-entrant)."""
+        if self._run_lock is None:
+            (self.dir / "locks").mkdir(parents=True, exist_ok=True)
+            self._run_lock = FileLock(self.dir / "locks" / "run.lock")
+        return self._run_lock
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Hold the run lock for a whole run: a second run on the folder waits for it.
+
+        Raises:
+            LinkedPathError: When a run part of the folder is a symbolic link.
+        """
+        RunFolder(self.out_dir).refuse_links()
+        lock = self.run_lock()
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            log.warning("another robustbnn run is writing to %s; waiting for it to finish "
+                        "(or stop this one and pass --out NEW_DIR)", self.out_dir)
+            lock.acquire()
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def record(self, files: list[str]) -> None:
+        """Record derived files (relative to the run folder) as the run's own, before they are
+        written; see :mod:`robustbnn.run.ownership`."""
+        RunFolder(self.out_dir).record(files)
+
+    def remove_own(self, prefix: str) -> None:
+        """Delete the run's own derived files under ``prefix`` (``scores/``) and forget them;
+        other files there stay."""
+        folder = RunFolder(self.out_dir)
+        mine = [f for f in folder.own() if f.startswith(prefix) and f in folder.listed()]
+        for rel in mine:
+            (self.out_dir / rel).unlink(missing_ok=True)
+            try:
+                (self.out_dir / rel).parent.rmdir()
+            except OSError:
+                pass
+        if mine:
+            folder.forget(mine)
 
     def claim(self, identity: dict[str, Any], *, overwrite: bool = False) -> None:
         """Make the folder this run configuration's, or refuse if it holds another's.
 
         Raises:
-            RunFolderConflict: When the folder holds results of another configuration (or of
-                an older robustbnn without ``cells/``), unless ``overwrite``.
+            LinkedPathError: When a run part of the folder is a symbolic link.
+            RunFolderConflict: When the folder holds results of another configuration,
+                unless ``overwrite``; or files at a run's names that robustbnn did not write.
         """
+        folder = RunFolder(self.out_dir)
+        folder.refuse_links()
         path = self.dir / "identity.json"
         text = canonical_json(identity)
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.dir / "locks").mkdir(parents=True, exist_ok=True)
-        with FileLock(self.dir / "locks" / "run.lock"):
-            if path.is_file() and path.read_text(encoding="utf-8").strip() == text:
-                return
-            theirs = path.is_file() or any((self.out_dir / n).exists() for n in DERIVED)
+        with self.hold():
+            folder.clear_trash()
+            try:
+                if path.read_text(encoding="utf-8").strip() == text:
+                    return
+            except (OSError, UnicodeDecodeError):
+                pass
+            theirs, foreign = folder.holds_run(), folder.foreign()
+            replaced = [f for f in foreign if f in RUN_FILES]
+            if replaced:
+                raise RunFolderConflict(
+                    f"{self.out_dir / replaced[0]} was not written by robustbnn (no "
+                    "cells/identity.json records a run there) and this run would replace it; "
+                    "move it out of the folder, or pass --out NEW_DIR")
+            if foreign and not theirs and not overwrite:
+                raise RunFolderConflict(
+                    f"{self.out_dir} holds files robustbnn did not write where a run writes its "
+                    f"results ({_some(foreign)}); pass --out NEW_DIR, or --overwrite to write "
+                    "this run beside them (robustbnn replaces only its own files)")
             if theirs and not overwrite:
                 raise RunFolderConflict(
                     f"{self.out_dir} holds the results of another run configuration (another "
                     "suite, seed, model set, setting, dataset or device); pass --out NEW_DIR "
                     "for this run, or --overwrite to replace that run's results")
+            trash = None
             if theirs:
-                log.warning("--overwrite: removing the earlier run's results in %s",
-                            self.out_dir)
-                for name in DERIVED:
-                    target = self.out_dir / name
-                    if target.is_dir():
-                        shutil.rmtree(target)
-                    elif target.exists():
-                        target.unlink()
-                for old in self.dir.glob("*"):
-                    if old.name != "locks":
-                        shutil.rmtree(old) if old.is_dir() else old.unlink()
+                log.warning("--overwrite: moving the earlier run's own files out of %s%s",
+                            self.out_dir, f" (kept the files robustbnn did not write: "
+                            f"{_some(foreign)})" if foreign else "")
+                trash = folder.move_aside()
+            elif foreign:
+                log.warning("--overwrite: kept the files robustbnn did not write in %s (%s)",
+                            self.out_dir, _some(foreign))
             write_text_atomic(path, text + "\n")
+            folder.record(list(RUN_FILES))
+            if trash is not None:
+                shutil.rmtree(trash, ignore_errors=True)
+
+
+class _Outdated(Exception):
+    """A cell without JSON, or of an older output format: not done, nothing to warn about."""
+
+
+def _shape_problem(payload: dict[str, Any], cell_id: str) -> str | None:
+    """What is wrong with the fields of a parsed cell JSON, or None."""
+    cell = payload.get("cell")
+    if not isinstance(cell, dict) or cell.get("id") != cell_id:
+        return "it belongs to another cell"
+    rows, names = payload.get("rows"), payload.get("arrays")
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return "'rows' is not a list of objects"
+    if not isinstance(payload.get("info"), dict):
+        return "'info' is not an object"
+    seconds = payload.get("seconds")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
+        return "'seconds' is not a number"
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        return "'arrays' is not a list of names"
+    return None
+
+
+def _some(files: list[str], shown: int = 3) -> str:
+    """Up to ``shown`` file names, then how many more."""
+    more = f" and {len(files) - shown} more" if len(files) > shown else ""
+    return ", ".join(files[:shown]) + more
