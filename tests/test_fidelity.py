@@ -37,7 +37,8 @@ def _test_accuracy(name: str, dataset: str, seed: int = 0, **changes) -> float:
 def test_mnist5k_accuracy(name: str, target: float) -> None:
     acc = _test_accuracy(name, "mnist5k")
     log.info("mnist5k test accuracy of %s: %.4f", name, acc)  # pytest --log-cli-level=INFO
-    assert acc >= target, f"mnist5k test accuracy of {name}: {acc:.4f} < {target}"
+    # counts out of 1,000, read from float32 (940 correct is 0.93999999 in float32)
+    assert round(acc, 4) >= target, f"mnist5k test accuracy of {name}: {acc:.4f} < {target}"
 
 
 # Issue #3 targets with the default suite's quick budget; the foundation pair is checked above.
@@ -86,4 +87,4 @@ def test_full_mnist_accuracy(name: str) -> None:
     # alone), on the 0.98 line; with it, mlp 0.9837 / 0.9843 (seeds 0 / 1), mc_dropout 0.9848.
     acc = _test_accuracy(name, "mnist", epochs=20, lr_decay=10.0)
     log.info("full MNIST test accuracy of %s: %.4f", name, acc)  # pytest --log-cli-level=INFO
-    assert acc >= 0.980, f"full MNIST test accuracy of {name}: {acc:.4f} < 0.980"
+    assert round(acc, 4) >= 0.980, f"full MNIST test accuracy of {name}: {acc:.4f} < 0.980"

@@ -271,10 +271,13 @@ class CellStore:
         mine = [f for f in folder.own() if f.startswith(prefix) and f in folder.listed()]
         for rel in mine:
             (self.out_dir / rel).unlink(missing_ok=True)
-            try:
-                (self.out_dir / rel).parent.rmdir()
-            except OSError:
-                pass
+            parent = (self.out_dir / rel).parent
+            while parent != self.out_dir:  # folders the run made, once empty (never others')
+                try:
+                    parent.rmdir()
+                except OSError:
+                    break
+                parent = parent.parent
         if mine:
             folder.forget(mine)
 
