@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
-from robustbnn._atomic import OWNER, umask_mode, write_bytes_atomic, write_text_atomic
+from robustbnn._atomic import (
+    OWNER,
+    umask_mode,
+    write_bytes_atomic,
+    write_text_atomic,
+    writer_alive,
+)
 from robustbnn.errors import UserError
 from robustbnn.report.schema import COLUMNS, Result, setting_label, text_problem, value_problem
 
@@ -36,16 +41,6 @@ _OWNER = OWNER  # in every temp name (robustbnn._atomic)
 _TEMP = re.compile(r"^\..+\.(?P<host>[^.]+)-(?P<pid>\d+)\.[^.]+\.tmp$")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
-
-
 def remove_stale_temps(folder: Path) -> int:
     """Remove temporary files that killed writers on this host left under ``folder``.
 
@@ -56,7 +51,7 @@ def remove_stale_temps(folder: Path) -> int:
     host, removed = _OWNER.rsplit("-", 1)[0], 0
     for path in Path(folder).rglob(".*.tmp"):
         match = _TEMP.match(path.name)
-        if match and match["host"] == host and not _alive(int(match["pid"])):
+        if match and match["host"] == host and not writer_alive(int(match["pid"])):
             path.unlink(missing_ok=True)
             removed += 1
     return removed
