@@ -82,6 +82,12 @@ def test_zoo_mnist5k_accuracy(name: str) -> None:
 def test_full_mnist_accuracy(name: str) -> None:
     if not os.environ.get("ROBUSTBNN_DATA") or not mnist_available(resolve_data_root(None)):
         pytest.skip("full MNIST not found: set ROBUSTBNN_DATA to a folder holding mnist/")
+    # 1.1 M training examples per model: about 27 mnist5k trainings each. On the 2-core EPYC
+    # of 2026-11-26 CI's tests and checks came to about 84 min with these two, against a 90
+    # minute limit, so CI leaves them out; ROBUSTBNN_FULL_MNIST_TESTS=1 runs them.
+    if os.environ.get("ROBUSTBNN_FULL_MNIST_TESTS") != "1":
+        pytest.skip("full-MNIST training is left out of CI's budget: set "
+                    "ROBUSTBNN_FULL_MNIST_TESTS=1 to run it")
     # 20 epochs with the BHN code's optional 10x lr decay [CODE, PROTOCOLS.md §1.3]. Without the
     # decay the MLP scored 0.9814 and 0.9784 in two runs (float noise of the fused Adam kernel
     # alone), on the 0.98 line; with it, mlp 0.9837 / 0.9843 (seeds 0 / 1), mc_dropout 0.9848.
