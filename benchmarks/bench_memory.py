@@ -4,7 +4,7 @@ Run with ``pytest benchmarks/bench_memory.py``. Each measurement runs in a fresh
 (``VmHWM``, the resident high-water mark, starts afresh at exec; ``ru_maxrss`` would carry the
 parent's) and reports the peak resident memory above
 what the process held once the model and the inputs were built. Ours is
-:func:`robustbnn.predict.sample_probs` at its default budget (``memory_mb`` = 1024); the
+:func:`robustbnn.contract.predict.sample_probs` at its default budget (``memory_mb`` = 1024); the
 baseline is a loop over samples (one S = 1 pass over all 10,000 inputs at a time, the lowest
 peak a batched evaluation can have), so the ratio says how much memory batching costs. The
 (S, B, C) float32 output alone is 128 × 10,000 × 10 × 4 B = 49 MiB. The issue's bound, a peak
@@ -28,7 +28,7 @@ LIMIT_MB = 2048
 _SCRIPT = """
 import dataclasses, json, sys, torch
 from robustbnn.models import MODELS
-from robustbnn.predict import sample_probs
+from robustbnn.contract.predict import sample_probs
 name, mode = sys.argv[1], sys.argv[2]
 spec = MODELS.get(name)
 cfg = dataclasses.replace(spec.config(), **({{}} if name == "mvn" else {{"hidden": (400, 400)}}))

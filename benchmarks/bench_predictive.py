@@ -5,8 +5,8 @@ defaults; ``mvn``, ``vhn`` and ``bhn_full`` at their own nets), the baseline is 
 samples, ``softmax(sample_logits(x, 1))`` a hundred times, as torch-uncertainty and
 laplace-torch evaluate (for the dropout family also the loop over the equivalent
 ``nn.Dropout`` MLP in train mode, torch-uncertainty's MC-dropout wrapper); ours is
-:func:`robustbnn.predict.sample_probs`, the harness's chunked path. Both return the (S, N, C)
-probabilities. Models are untrained: the cost of a forward pass does not depend on the
+:func:`~robustbnn.contract.predict.sample_probs`, the harness's chunked path. Both return the (S,
+N, C) probabilities. Models are untrained: the cost of a forward pass does not depend on the
 weights' values (SWAG gets K perturbed snapshots, so that it samples at all).
 """
 
@@ -20,9 +20,9 @@ from torch import nn
 
 from benchmarks._nets import standard_dropout_mlp
 from benchmarks._ratios import measure
+from robustbnn.contract.predict import sample_probs
 from robustbnn.data.registry import load_dataset
 from robustbnn.models import MODELS
-from robustbnn.predict import sample_probs
 
 S = 100
 OWN_NETS = {"mvn", "vhn", "bhn_full"}  # their configs' nets (784-100-10 and smaller)

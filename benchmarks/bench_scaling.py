@@ -1,7 +1,7 @@
 """Scaling of the Monte Carlo predictive over S ∈ {1, 8, 32, 128} and B ∈ {100, 1,000, 10,000}.
 
 Run with ``pytest benchmarks/bench_scaling.py``. For each model, every (S, B) cell times
-:func:`robustbnn.predict.sample_probs` (the harness's memory-bounded path over
+:func:`robustbnn.contract.predict.sample_probs` (the harness's memory-bounded path over
 ``sample_logits``) and is compared with the reference cell S = 32, B = 1,000 as a ratio of
 the time per (sample, example) row: 1.0 is perfectly linear in S·B, above 1 a cell costs more
 per row. The issue's target is within ±20% wherever the work is large enough to amortise the
@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from benchmarks._ratios import measure, note_ratio
+from robustbnn.contract.predict import sample_probs
 from robustbnn.models import MODELS
-from robustbnn.predict import sample_probs
 
 SAMPLES = (1, 8, 32, 128)
 BATCHES = (100, 1_000, 10_000)

@@ -1,7 +1,7 @@
 """A Bayesian hypernetwork's training epoch against an MLP epoch with the same primary net.
 
-Run with ``pytest benchmarks/bench_training.py``. One epoch of :func:`robustbnn.train.fit` on
-the mnist5k training split (3,600 images, batch 128, fused Adam, no validation), for the BHN
+Run with ``pytest benchmarks/bench_training.py``. One epoch of :func:`~robustbnn.training.fit.fit`
+on the mnist5k training split (3,600 images, batch 128, fused Adam, no validation), for the BHN
 paper's 784-800-800-10 net and the default suite's 784-1200-10. The ``mlp`` epoch is the
 baseline; ``bhn_iaf`` (8 IAF steps of 200 units over the weight-norm scales, with its
 gradient clipping) records ``speedup_vs_mlp_epoch``, below 1 since a BHN does more work; the
@@ -19,7 +19,7 @@ from benchmarks._ratios import measure
 from robustbnn.data.registry import load_dataset
 from robustbnn.data.types import Split
 from robustbnn.models import MODELS
-from robustbnn.train import fit
+from robustbnn.training.fit import fit
 
 NETS = {"800-800": (800, 800), "1200": (1200,)}
 

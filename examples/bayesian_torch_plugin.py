@@ -5,8 +5,8 @@
 An MLP of bayesian-torch's ``LinearReparameterization`` layers (mean-field Gaussian weights,
 Bayes by Backprop), trained on NLL + KL / N. bayesian-torch draws its weights with the global
 RNG (``eps.normal_()``) and initialises them the same way, so every call into it runs inside
-:func:`robustbnn.rng.seeded_global`: the same generator gives the same samples, the caller's
-global RNG is untouched, and a cached rerun reproduces the trained run.
+:func:`~robustbnn.contract.rng.seeded_global`: the same generator gives the same samples, the
+caller's global RNG is untouched, and a cached rerun reproduces the trained run.
 
 References:
     Krishnan, Esposito & Subedar, "Bayesian-Torch: Bayesian neural network layers for
@@ -26,8 +26,8 @@ from bayesian_torch.layers import LinearReparameterization
 from torch import Tensor, nn
 
 from robustbnn.config import TrainConfig
+from robustbnn.contract.rng import seeded_global
 from robustbnn.models import MODELS, BayesianModule, ModelSpec
-from robustbnn.rng import seeded_global
 
 
 @dataclasses.dataclass(frozen=True)

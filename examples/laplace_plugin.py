@@ -27,9 +27,9 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from robustbnn.config import TrainConfig
+from robustbnn.contract.rng import seeded_global
 from robustbnn.data import Split
 from robustbnn.models import MODELS, BayesianModule, ModelSpec
-from robustbnn.rng import seeded_global
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,7 +15,7 @@ from pathlib import Path
 __all__ = ["OWNER", "umask_mode", "write_bytes_atomic", "write_text_atomic", "writer_alive"]
 
 # In every temporary file's name, so a cleanup can tell a dead writer's leftovers from a live
-# writer's file (robustbnn.report.store.remove_stale_temps).
+# writer's file (robustbnn.results.store.remove_stale_temps).
 OWNER = f"{socket.gethostname().replace('.', '_')}-{os.getpid()}"
 
 

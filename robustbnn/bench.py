@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from robustbnn import __version__
-from robustbnn.cache import remove_dead_temps
+from robustbnn.contract.streams import make_generator
 from robustbnn.data import DATASETS
 from robustbnn.data.heldout import heldout_name
 from robustbnn.data.ood_sets import check_preprocessing
@@ -29,19 +29,20 @@ from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.plugins import plugin_paths
 from robustbnn.report.render import render
-from robustbnn.report.schema import Result
-from robustbnn.report.scores import scores_path, write_scores
-from robustbnn.report.store import remove_stale_temps, write_json, write_results
+from robustbnn.results.schema import Result
+from robustbnn.results.scores import scores_path, write_scores
+from robustbnn.results.store import remove_stale_temps, write_json, write_results
 from robustbnn.run.cells import Cell
-from robustbnn.run.context import RunSpec, bench_data, make_generator, ood_images, prepare_data
+from robustbnn.run.context import RunSpec, bench_data, ood_images, prepare_data
 from robustbnn.run.executors import make_executor
 from robustbnn.run.plan import Plan, build_plan, check_names, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
 from robustbnn.run.tasks._faults import FAULT_ARRAY
-from robustbnn.run.tasks.train import fit_or_load
 from robustbnn.settings import check_owners, model_config, resolve_settings
 from robustbnn.suites import BenchConfig
+from robustbnn.training.cache import remove_dead_temps
+from robustbnn.training.fit_or_load import fit_or_load
 
 __all__ = ["BenchOptions", "BenchOutcome", "check_bench", "check_overrides", "fit_or_load",
            "make_generator", "model_config", "prepare_data", "resolve_models", "run_bench"]

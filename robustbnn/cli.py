@@ -257,7 +257,7 @@ def _parser() -> argparse.ArgumentParser:
                             "--attack")
     check.add_argument("--attack", action="append", default=[], metavar="NAME",
                        help="run the attack kit on a registered attack instead "
-                            "(robustbnn.testing_attack.check_attack): budget (its norm ball "
+                            "(robustbnn.testing.attack.check_attack): budget (its norm ball "
                             "and [0, 1]), determinism under its generator, no train()/eval() "
                             "on the model, beats random noise of its norm on a trained model; "
                             "repeat for several")
@@ -345,7 +345,7 @@ def _cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _bench_options(args: argparse.Namespace, argv: list[str], out: Path, suite: str):  # noqa: ANN202
     from robustbnn.bench import BenchOptions, auto_jobs
-    from robustbnn.cache import resolve_cache_dir
+    from robustbnn.training.cache import resolve_cache_dir
 
     device = resolve_device(args.device)
     jobs = args.jobs or auto_jobs(device, args.executor)
@@ -425,7 +425,7 @@ def _data_root(args: argparse.Namespace) -> Path:
 def _check_outputs(args: argparse.Namespace, *outs: Path) -> None:
     """Every folder the command writes (``outs`` and the model cache) is writable, before
     any work starts."""
-    from robustbnn.cache import resolve_cache_dir
+    from robustbnn.training.cache import resolve_cache_dir
 
     for out in outs:
         check_writable(out, "--out")
@@ -577,7 +577,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 def _check_attacks(args: argparse.Namespace) -> int:
     """``check --attack``: the attack kit, one line per clause; 1 when a clause failed."""
     from robustbnn.attacks import ATTACKS
-    from robustbnn.testing_attack import check_attack
+    from robustbnn.testing.attack import check_attack
 
     for name in args.attack:
         ATTACKS.get(name)

@@ -7,8 +7,8 @@ import dataclasses
 import typing
 
 from robustbnn.config import Range, check_type
+from robustbnn.contract.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.errors import ConfigError
-from robustbnn.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.registry import Registry
 
 
@@ -33,7 +33,7 @@ class BenchConfig:
     n_val: int = -1
     s_eval: int = 100  # fresh posterior samples for every evaluation [BHN OOD: 100]
     # Memory budget (MiB) of one Monte Carlo pass, evaluation or attack gradient: the rows
-    # per sample_logits call (robustbnn.predict.chunk_rows). It decides which draws serve
+    # per sample_logits call (robustbnn.contract.predict.chunk_rows). It decides which draws serve
     # which examples, so results agree across budgets within Monte Carlo error.
     memory_mb: int = 1024
     s_attack: tuple[int, ...] = (1, 32)  # BHN Fig. 5 and Fig. 7
@@ -100,7 +100,7 @@ class BenchConfig:
     adv_ood_s_attack: int = 16
     n_adv_ood: int = 1000  # first n images of each set (0 = the run's count)
     # Calibration under dataset shift (README "Calibration under dataset shift"): any of
-    # robustbnn.report.names.SHIFTS = ("rotated", "corrupted"); () = none.
+    # robustbnn.results.names.SHIFTS = ("rotated", "corrupted"); () = none.
     shift: tuple[str, ...] = ()
     n_shift: int = 0  # the first n test points are shifted (0 = all)
     shift_angles: tuple[int, ...] = tuple(range(0, 181, 15))  # Ovadia et al. 2019, Fig. 1
@@ -194,7 +194,7 @@ SAMPLE_COUNTS = {"s_eval": False, "s_attack": True, "targeted_s_attack": True,
 # The narrowest row a model can have: every output layer is at least two logits wide. The
 # check below knows no model or dataset (it runs before either is built or loaded), so it
 # refuses only the counts that cannot fit whatever the model; wider models split examples
-# (robustbnn.predict.chunk_rows), never the samples of one example.
+# (robustbnn.contract.predict.chunk_rows), never the samples of one example.
 MIN_ROW_WIDTH = 2
 
 

@@ -16,13 +16,13 @@ import sys
 import numpy as np
 import torch
 
-from robustbnn.cache import resolve_cache_dir
 from robustbnn.data.ood_sets import load_ood
 from robustbnn.metrics import auroc
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.reproduce import EXPERIMENTS
 from robustbnn.run.context import RunSpec, bench_data
 from robustbnn.run.tasks.train import trained_model
+from robustbnn.training.cache import resolve_cache_dir
 
 torch.set_num_threads(1)
 ROOT = os.environ.get("ROBUSTBNN_DATA", "../shared/data")

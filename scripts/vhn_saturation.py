@@ -16,8 +16,8 @@ import torch
 from robustbnn.attacks._grad import mc_input_grad
 from robustbnn.data import load_dataset
 from robustbnn.models import MODELS
-from robustbnn.run.tasks.train import model_config
-from robustbnn.train import fit
+from robustbnn.settings import model_config
+from robustbnn.training.fit import fit
 
 torch.set_num_threads(1)
 data = load_dataset("mnist5k", None)

@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from robustbnn.bench import BenchOptions, fit_or_load, model_config, prepare_data, run_bench
+from robustbnn.bench import BenchOptions, prepare_data, run_bench
+from robustbnn.contract.checked import Checked
 from robustbnn.data import load_dataset
-from robustbnn.report.store import read_results
+from robustbnn.results.store import read_results
 from robustbnn.run.cells import Cell
-from robustbnn.run.context import Checked, Context, RunSpec
+from robustbnn.run.context import Context, RunSpec
 from robustbnn.run.tasks import TASKS
+from robustbnn.settings import model_config
 from robustbnn.suites import SUITES, BenchConfig
+from robustbnn.training.fit_or_load import fit_or_load
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)  # the measured numbers: pytest --log-cli-level=INFO

@@ -21,8 +21,8 @@ from filelock import Timeout
 from safetensors.torch import save_file
 from torch import nn
 
-from robustbnn import cache
 from robustbnn.errors import CacheMismatchError
+from robustbnn.training import cache
 
 NAME, KEY, OTHER_KEY = "toy", "0123456789abcdef", "fedcba9876543210"
 
@@ -227,7 +227,7 @@ def test_damaged_entry_is_a_miss_and_leaves_the_model_untouched(
 
     model = _Net()
     before = _state(model)
-    with caplog.at_level(logging.WARNING, logger="robustbnn.cache"):
+    with caplog.at_level(logging.WARNING, logger="robustbnn.training.cache"):
         assert cache.load(tmp_path, NAME, KEY, model) is None
     _assert_same(before, model)
     assert not entry.exists()
@@ -256,7 +256,7 @@ def test_save_replaces_a_damaged_entry(tmp_path: Path, caplog: pytest.LogCapture
     entry = cache.save(tmp_path, NAME, KEY, _Net(), {"by": "first"})
     _json_list(entry, tmp_path)
     second = _Net()
-    with caplog.at_level(logging.WARNING, logger="robustbnn.cache"):
+    with caplog.at_level(logging.WARNING, logger="robustbnn.training.cache"):
         assert cache.save(tmp_path, NAME, KEY, second, {"by": "second"}) == entry
     assert "replacing it" in caplog.text and "holds a JSON list" in caplog.text
     model = _Net()
@@ -277,7 +277,7 @@ class _Collect(logging.Handler):
 def _save_and_load(cache_dir: Path, rounds: int, start: Barrier, out: Queue) -> None:
     """Save then load ``rounds`` times; report every miss and warning (exceptions propagate)."""
     collect = _Collect()
-    logging.getLogger("robustbnn.cache").addHandler(collect)
+    logging.getLogger("robustbnn.training.cache").addHandler(collect)
     problems = []
     start.wait()  # overlap the two processes' rounds, not their start-up
     for i in range(rounds):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from robustbnn import cache
 from robustbnn._atomic import OWNER
+from robustbnn.training import cache
 
 
 def _dead_pid() -> int:

@@ -67,7 +67,7 @@ def test_a_model_reseeding_torch_on_every_call_fails_global_rng_alone() -> None:
         "a call in eval() mode changed torch's global CPU RNG to the same state from two "
         "different ones (it reseeds it, e.g. torch.manual_seed in sample_logits): draw from "
         "the generator argument (library code that cannot: wrap it in "
-        "robustbnn.rng.seeded_global)")}
+        "robustbnn.contract.rng.seeded_global)")}
 
 
 def test_a_model_reseeding_numpy_fails_global_rng() -> None:

@@ -13,7 +13,7 @@ import torch
 from robustbnn.cli import main
 from robustbnn.data import write_idx
 from robustbnn.models import MODELS
-from robustbnn.report.store import read_results
+from robustbnn.results.store import read_results
 
 
 def _bench(tmp_path: Path, *extra: str, out: str = "out") -> int:

@@ -12,8 +12,8 @@ import pytest
 
 from robustbnn.cli import main
 from robustbnn.models import MODELS
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import write_json, write_results
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import write_json, write_results
 
 
 def _smoke(tmp_path: Path, *extra: str) -> list[str]:

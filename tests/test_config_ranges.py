@@ -9,7 +9,7 @@ import pytest
 from robustbnn.config import OneOf, Range, TrainConfig, check_config, field_ranges, override
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
-from robustbnn.run.tasks.train import model_config
+from robustbnn.settings import model_config
 from robustbnn.suites import SUITES
 
 

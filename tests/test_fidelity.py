@@ -9,13 +9,15 @@ import os
 import pytest
 import torch
 
-from robustbnn.bench import fit_or_load, make_generator, model_config
+from robustbnn.contract.predict import sample_probs
+from robustbnn.contract.streams import make_generator
 from robustbnn.data import load_dataset
 from robustbnn.data.mnist import mnist_available
 from robustbnn.data.root import resolve_data_root
 from robustbnn.models import MODELS
-from robustbnn.predict import sample_probs
+from robustbnn.settings import model_config
 from robustbnn.suites import SUITES
+from robustbnn.training.fit_or_load import fit_or_load
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)

@@ -14,13 +14,14 @@ import pytest
 import torch
 from torch import nn
 
-from robustbnn import cache
 from robustbnn.config import TrainConfig
+from robustbnn.contract.rng import seeded_global
 from robustbnn.data import DataBundle, Split
 from robustbnn.models import MODELS
 from robustbnn.models.base import BayesianModule, ModelSpec, code_identity
-from robustbnn.rng import seeded_global
-from robustbnn.run.tasks.train import fit_or_load, model_cache_key, model_config
+from robustbnn.settings import model_config
+from robustbnn.training import cache
+from robustbnn.training.fit_or_load import fit_or_load, model_cache_key
 
 C = 3
 

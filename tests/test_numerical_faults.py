@@ -13,11 +13,11 @@ import torch
 from robustbnn.attacks.fgsm import FGSM
 from robustbnn.attacks.sanity import fixed_randomness_succeeds
 from robustbnn.cli import main
+from robustbnn.contract.checked import Checked
+from robustbnn.contract.types import check_sample_logits
 from robustbnn.data import DataBundle, Split
 from robustbnn.errors import ModelContractError, NumericalFaultError
-from robustbnn.run.context import Checked
-from robustbnn.train import fit
-from robustbnn.types import check_sample_logits
+from robustbnn.training.fit import fit
 
 PLUGIN = "tests.plugins.nan_plugin"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from robustbnn.contract.predict import MIN_SAMPLES_PER_CALL, chunk_rows, row_width, sample_probs
 from robustbnn.models.base import BayesianModule
-from robustbnn.predict import MIN_SAMPLES_PER_CALL, chunk_rows, row_width, sample_probs
 from tests._toys import build
 
 

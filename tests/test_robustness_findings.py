@@ -21,14 +21,15 @@ import torch
 from robustbnn.attacks.adaptive import DetectorAwarePGD
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import has_torchattacks
+from robustbnn.contract.predict import sample_probs
 from robustbnn.data import load_dataset
 from robustbnn.metrics.detection import detection_aware_accuracy, threshold_at_fpr
 from robustbnn.metrics.worst_of_k import k_predictions
 from robustbnn.ood import UNCERTAINTIES
-from robustbnn.predict import sample_probs
 from robustbnn.run.context import prepare_data
-from robustbnn.run.tasks.train import fit_or_load, model_config
+from robustbnn.settings import model_config
 from robustbnn.suites import BenchConfig
+from robustbnn.training.fit_or_load import fit_or_load
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)

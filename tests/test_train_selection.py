@@ -9,8 +9,8 @@ import torch
 
 from robustbnn.data.types import DataBundle, Split
 from robustbnn.errors import ConfigError
-from robustbnn.run.tasks.train import model_config
-from robustbnn.train import fit
+from robustbnn.settings import model_config
+from robustbnn.training.fit import fit
 from tests._toys import build as _build
 
 

@@ -33,8 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from robustbnn.contract.types import attack_samples, check_sample_logits
 from robustbnn.metrics.classification import log_predictive_probs
-from robustbnn.types import attack_samples, check_sample_logits
 
 OBJECTIVES = ("predictive", "expected", "cw")
 LABELS = ("true", "predicted")
@@ -106,7 +106,7 @@ def attack_objective(
 def _sample(model: torch.nn.Module, x: Tensor, n_samples: int,
             generator: torch.Generator | None, name: str) -> Tensor:
     """The model's attack samples (``attack_logits`` where it has them, else
-    ``sample_logits``, :func:`robustbnn.types.attack_samples`), checked, (S, B, C)."""
+    ``sample_logits``, :func:`robustbnn.contract.types.attack_samples`), checked, (S, B, C)."""
     logits = attack_samples(model, x, n_samples, generator)
     return check_sample_logits(logits, n_samples, x, model.num_classes, name)
 

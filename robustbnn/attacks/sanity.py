@@ -27,8 +27,8 @@ import torch
 from torch import Tensor, nn
 
 from robustbnn.attacks._grad import mc_input_grad
-from robustbnn.predict import sample_probs
-from robustbnn.types import check_sample_logits
+from robustbnn.contract.predict import sample_probs
+from robustbnn.contract.types import check_sample_logits
 
 __all__ = [
     "Check",

@@ -45,8 +45,8 @@ from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
 from robustbnn.attacks.base import Attack
 from robustbnn.attacks.budget import check_budget
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.contract.predict import DEFAULT_MEMORY_MB, sample_probs
 from robustbnn.ood import all_measures, builtin_measures
-from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
 
 __all__ = ["TargetedIFGSM", "exclude_target", "targeted_curve"]
 
@@ -183,7 +183,8 @@ def targeted_curve(
         name: Model name for contract errors.
         target: Target class, shape (B,) or one int; ``None`` = ``attack.target_class``.
         rows_per_chunk: Bound on S_attack x B per gradient pass.
-        memory_mb: Memory budget of each evaluation (:func:`robustbnn.predict.sample_probs`).
+        memory_mb: Memory budget of each evaluation
+        (:func:`~robustbnn.contract.predict.sample_probs`).
 
     Returns:
         One dict per checkpoint, in step order: ``step``; ``accuracy`` (argmax p̄ = y);

@@ -28,8 +28,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from robustbnn.contract.types import attack_samples, check_sample_logits
 from robustbnn.metrics.classification import log_predictive_probs
-from robustbnn.types import attack_samples, check_sample_logits
 
 __all__ = ["PredictiveModule"]
 
@@ -63,8 +63,8 @@ class PredictiveModule(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         """log of the MC predictive mean, (B, C): a valid ``CrossEntropyLoss`` input.
 
-        The samples are the model's attack samples (:func:`robustbnn.types.attack_samples`):
-        this module exists to be attacked.
+        The samples are the model's attack samples
+        (:func:`~robustbnn.contract.types.attack_samples`): this module exists to be attacked.
         """
         logits = check_sample_logits(
             attack_samples(self.model, x, self.n_samples, self.generator),

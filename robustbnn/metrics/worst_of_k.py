@@ -27,7 +27,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from robustbnn.predict import DEFAULT_MEMORY_MB, sample_probs
+from robustbnn.contract.predict import DEFAULT_MEMORY_MB, sample_probs
 
 __all__ = ["WorstOfK", "k_predictions", "summarise", "worst_of_k"]
 

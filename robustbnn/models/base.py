@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from robustbnn.contract.types import check_sample_logits
 from robustbnn.registry import Registry
-from robustbnn.types import check_sample_logits
 
 if TYPE_CHECKING:
     from robustbnn.data import DataBundle, Split
@@ -30,8 +30,8 @@ class BayesianModule(nn.Module):
     models and MC-dropout training for dropout models. Variational models override
     :meth:`loss` with their per-example ELBO (NLL + KL / N).
 
-    The lifecycle, as :func:`robustbnn.train.fit` runs it: for each epoch, :meth:`loss` on every
-    minibatch, then :meth:`on_epoch_end` (methods that collect during training, e.g. SWAG),
+    The lifecycle, as :func:`~robustbnn.training.fit.fit` runs it: for each epoch, :meth:`loss` on
+    every minibatch, then :meth:`on_epoch_end` (methods that collect during training, e.g. SWAG),
     then validation; after the last epoch the best epoch's weights are restored and
     :meth:`after_fit` runs once (post-hoc methods: Laplace, temperature scaling), under
     ``torch.enable_grad()``. Everything these hooks compute must live in parameters or
@@ -109,7 +109,7 @@ class PartTrainer(Protocol):
 
     def fit(self, part: BayesianModule, cfg: Any, *, tag: str,
             stochastic: bool = True) -> dict[str, Any]:
-        """Train ``part`` (a sub-module) with :func:`robustbnn.train.fit` and ``cfg``.
+        """Train ``part`` (a sub-module) with :func:`robustbnn.training.fit.fit` and ``cfg``.
 
         The part trains from its own random stream, derived from the run's seed, the model's
         name and ``tag``, and is cached as its own entry: a run stopped between parts resumes
@@ -139,7 +139,7 @@ class ModelSpec:
             entry for a budget runs at its defaults, with a warning.
         fit: For a model that owns its training (a deep ensemble trains its members one by
             one): ``fit(model, cfg, data, trainer) -> dict`` replaces the harness's single
-            :func:`robustbnn.train.fit` call; ``trainer`` is a :class:`PartTrainer`. The
+            :func:`robustbnn.training.fit.fit` call; ``trainer`` is a :class:`PartTrainer`. The
             returned dict is the fit report stored in the cache and ``run.json``.
     """
 

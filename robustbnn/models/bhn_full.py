@@ -81,7 +81,7 @@ class FullHypernetMLP(HypernetClassifier):
         sizes = [flat_features(input_shape), *cfg.hidden, num_classes]
         self.shapes = [(out, inp) for inp, out in pairwise(sizes)]  # (out, in) per layer
         self.chunks = [n for out, inp in self.shapes for n in (out * inp, out)]
-        # For robustbnn.predict's memory budget: the flow's parameters span all of θ, but a
+        # For contract.predict's memory budget: the flow's parameters span all of θ, but a
         # (sample, example) row only holds the primary net's activations.
         self.activation_width = max(sizes)
         self.hypernet = Hypernet(sum(self.chunks), cfg.flow, cfg.coupling, cfg.flow_hidden,

@@ -85,7 +85,7 @@ class DeepEnsemble(BayesianModule):
         batch: tuple[int, int] = (0, 1),
     ) -> Tensor:
         """The members' NLLs summed: joint training of independent members on shared
-        minibatches, for callers of :func:`robustbnn.train.fit` on the whole ensemble (the
+        minibatches, for callers of :func:`robustbnn.training.fit.fit` on the whole ensemble (the
         bench trains each member on its own stream through :func:`fit_members`)."""
         logits = self.member_logits(x)  # (M, B, C)
         return sum(F.cross_entropy(member, y) for member in logits)

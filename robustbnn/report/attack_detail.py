@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report import names as n
 from robustbnn.report.columns import task_title
 from robustbnn.report.escape import escape
 from robustbnn.report.markdown import grid_table as _table
-from robustbnn.report.schema import attack_tasks, with_knobs
+from robustbnn.results import names as n
+from robustbnn.results.schema import attack_tasks, with_knobs
 
 __all__ = ["attack_markdown"]
 

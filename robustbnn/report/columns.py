@@ -3,7 +3,7 @@
 Every column is computed from the tidy results alone. Numeric columns hold one number per
 (model, run); "best measure" columns pick, per model, the uncertainty measure with the best
 value averaged over runs and report that measure's per-run values, with a companion text column
-naming it. Directions come from :data:`robustbnn.report.schema.HIGHER_IS_BETTER`.
+naming it. Directions come from :data:`robustbnn.results.schema.HIGHER_IS_BETTER`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import dataclasses
 import pandas as pd
 from scipy.integrate import trapezoid
 
-from robustbnn.report import names as n
-from robustbnn.report.schema import HIGHER_IS_BETTER, attack_tasks, group_mean, with_knobs
+from robustbnn.results import names as n
+from robustbnn.results.schema import HIGHER_IS_BETTER, attack_tasks, group_mean, with_knobs
 
 __all__ = ["DETECTION_EPS", "FGSM_EPS", "NUMERICAL_FAULT", "NUMERICAL_FAULTS", "Column",
            "compute_columns", "task_title"]

@@ -16,11 +16,11 @@ import math
 
 import pandas as pd
 
-from robustbnn.report import names as n
 from robustbnn.report.escape import escape
 from robustbnn.report.markdown import MISSING, NAN, md_table
 from robustbnn.report.protocol import run_fields
 from robustbnn.report.published import differences, find
+from robustbnn.results import names as n
 
 __all__ = ["ood_frame", "ood_markdown"]
 

@@ -1,6 +1,6 @@
 """Figures drawn from a results table alone (BHN Fig. 5 / Fig. 7 and Li & Gal Fig. 7 styles).
 
-Every function takes the tidy results frame (``robustbnn.report.store.read_results``) and
+Every function takes the tidy results frame (``robustbnn.results.store.read_results``) and
 writes PNGs, so ``robustbnn report`` can redraw them without running a model.
 
 * ``attack_<model>.png``: FGSM accuracy, mean uncertainty per measure, adversary-detection
@@ -21,7 +21,7 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
   Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
 
-File names built from model and task names go through :func:`robustbnn.report.paths.safe_name`
+File names built from model and task names go through :func:`robustbnn.results.paths.safe_name`
 and are checked to stay in ``figures/``; every PNG is written atomically under a unique
 temporary name, so concurrent renders of one folder do not collide.
 """
@@ -41,12 +41,12 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from robustbnn.metrics.ranking import roc_curve_points  # noqa: E402
-from robustbnn.report import names as n  # noqa: E402
-from robustbnn.report.paths import child, safe_name  # noqa: E402
-from robustbnn.report.schema import attack_tasks, with_knobs  # noqa: E402
-from robustbnn.report.scores import read_scores, scores_path  # noqa: E402
-from robustbnn.report.store import write_bytes_atomic  # noqa: E402
 from robustbnn.report.styles import model_styles  # noqa: E402
+from robustbnn.results import names as n  # noqa: E402
+from robustbnn.results.paths import child, safe_name  # noqa: E402
+from robustbnn.results.schema import attack_tasks, with_knobs  # noqa: E402
+from robustbnn.results.scores import read_scores, scores_path  # noqa: E402
+from robustbnn.results.store import write_bytes_atomic  # noqa: E402
 
 __all__ = ["HEADLINE", "attack_accuracy_figure", "attack_figure", "fgsm_overview",
            "headline_figures", "ood_figure", "save_figure", "targeted_figure", "write_figures"]

@@ -2,7 +2,7 @@
 
 Several runs (e.g. seeds) combine as the mean and the sample standard deviation (ddof = 1)
 over runs. The default order is clean accuracy, best first; any column can be the sort key,
-in the direction :data:`robustbnn.report.schema.HIGHER_IS_BETTER` gives its metric.
+in the direction :data:`robustbnn.results.schema.HIGHER_IS_BETTER` gives its metric.
 """
 
 from __future__ import annotations

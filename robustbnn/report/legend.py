@@ -11,10 +11,10 @@ from __future__ import annotations
 import pandas as pd
 
 from robustbnn.attacks.base import NORMS
-from robustbnn.report import names as n
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
 from robustbnn.report.escape import escape
-from robustbnn.report.schema import attack_tasks, setting_label
+from robustbnn.results import names as n
+from robustbnn.results.schema import attack_tasks, setting_label
 
 __all__ = ["legend"]
 

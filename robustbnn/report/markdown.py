@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from robustbnn.report.escape import escape
-from robustbnn.report.schema import group_mean
+from robustbnn.results.schema import group_mean
 
 __all__ = ["MISSING", "NAN", "escape", "grid_table", "mean_std", "md_table"]  # escape: re-exported
 

@@ -35,7 +35,7 @@ def run_fields(bench: Mapping[str, Any], model: Mapping[str, Any],
 def run_fields_of(cfg: BenchConfig, model: str,
                   setting: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """:func:`run_fields` of a bench config, resolving ``model``'s config from its overrides."""
-    from robustbnn.run.tasks.train import model_config  # the run layer imports report
+    from robustbnn.settings import model_config  # the run layer imports report
 
     mcfg = model_config(model, cfg.overrides, cfg.shrink)
     return run_fields(dataclasses.asdict(cfg), dataclasses.asdict(mcfg), setting)

@@ -30,9 +30,7 @@ from robustbnn.report.figures import write_figures
 from robustbnn.report.html import to_html
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.legend import legend
-from robustbnn.report.manifest import MANIFEST, read_manifest
 from robustbnn.report.partial import partial_html, partial_json, partial_markdown
-from robustbnn.report.paths import link_error, linked_part, refuse_links
 from robustbnn.report.refused import (
     refused_csv,
     refused_html,
@@ -41,7 +39,9 @@ from robustbnn.report.refused import (
     refused_models,
 )
 from robustbnn.report.shift_detail import shift_markdown
-from robustbnn.report.store import RunFolderError, read_results, write_text_atomic
+from robustbnn.results.manifest import MANIFEST, read_manifest
+from robustbnn.results.paths import link_error, linked_part, refuse_links
+from robustbnn.results.store import RunFolderError, read_results, write_text_atomic
 
 __all__ = ["MANIFEST", "RunFolderError", "load_runs", "render"]
 

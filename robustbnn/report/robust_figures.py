@@ -25,12 +25,12 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from robustbnn.metrics.ranking import roc_curve_points
-from robustbnn.report import names as n
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.figures import save_figure
-from robustbnn.report.schema import with_knobs
-from robustbnn.report.scores import read_scores, scores_path
 from robustbnn.report.styles import model_styles
+from robustbnn.results import names as n
+from robustbnn.results.schema import with_knobs
+from robustbnn.results.scores import read_scores, scores_path
 
 __all__ = ["budget_figure", "budget_overview", "detection_figure", "ood_roc_overview"]
 

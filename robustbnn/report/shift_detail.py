@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report import names as n
 from robustbnn.report.markdown import grid_table
-from robustbnn.report.schema import with_knobs
+from robustbnn.results import names as n
+from robustbnn.results.schema import with_knobs
 
 __all__ = ["shift_frame", "shift_markdown"]
 

@@ -23,11 +23,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from robustbnn.report import names as n
 from robustbnn.report.figures import save_figure
-from robustbnn.report.schema import with_knobs
 from robustbnn.report.shift_detail import shift_frame
 from robustbnn.report.styles import model_styles
+from robustbnn.results import names as n
+from robustbnn.results.schema import with_knobs
 
 __all__ = ["corruption_overview", "reliability_figure", "reliability_frame",
            "reliability_overview", "rotation_overview", "shift_figure"]

@@ -21,7 +21,7 @@ from pathlib import Path
 from robustbnn.errors import UserError
 from robustbnn.report.leaderboard import leaderboard
 from robustbnn.report.render import load_runs
-from robustbnn.report.store import write_json
+from robustbnn.results.store import write_json
 
 __all__ = ["FACTOR", "FLOOR", "measure", "main"]
 

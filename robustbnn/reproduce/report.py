@@ -18,10 +18,10 @@ import pandas as pd
 from robustbnn.report.markdown import md_table
 from robustbnn.report.protocol import run_fields_of
 from robustbnn.report.published import differences
-from robustbnn.report.schema import Result
-from robustbnn.report.store import write_text_atomic
 from robustbnn.reproduce.experiment import Compare, Experiment
-from robustbnn.run.tasks.train import model_config
+from robustbnn.results.schema import Result
+from robustbnn.results.store import write_text_atomic
+from robustbnn.settings import model_config
 from robustbnn.suites import BenchConfig
 
 __all__ = ["RunResults", "budget_changes", "compare_frame", "write_report"]

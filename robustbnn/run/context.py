@@ -14,32 +14,22 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
+from robustbnn.contract.checked import Checked
+from robustbnn.contract.streams import make_generator
 from robustbnn.data import DataBundle, Split, load_dataset
 from robustbnn.data.heldout import heldout_split
 from robustbnn.data.ood_sets import load_ood
-from robustbnn.report.schema import Result, setting
+from robustbnn.results.schema import Result, setting
 from robustbnn.run.cells import Cell
 from robustbnn.settings import Settings, resolve_settings
 from robustbnn.suites import BenchConfig
-from robustbnn.types import attack_samples, check_sample_logits
 
-__all__ = ["Checked", "Context", "RunSpec", "bench_data", "make_generator", "ood_digest",
-           "ood_images", "shift_images"]
+__all__ = ["Context", "RunSpec", "bench_data", "ood_digest", "ood_images", "shift_images"]
 
 # Model attributes that say how test-time samples are drawn; each becomes a result knob.
 SAMPLER_KNOBS = ("local_reparam", "attack_masks")
-
-
-def make_generator(device: torch.device | str, seed: int | str, *keys: str) -> torch.Generator:
-    """A generator for one stream, derived from a seed or a cell id and stream names.
-
-    Every model and stage has its own stream, so results do not depend on which models are
-    cached or in which order cells run, and evaluation samples never reuse attack samples.
-    """
-    digest = hashlib.sha256("/".join([str(seed), *keys]).encode()).hexdigest()
-    return torch.Generator(device=device).manual_seed(int(digest[:15], 16))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,34 +71,6 @@ class RunSpec:
 @functools.lru_cache(maxsize=4)
 def _settings(cfg: BenchConfig) -> Settings:
     return resolve_settings(cfg)
-
-
-class Checked(nn.Module):
-    """A model whose every ``sample_logits`` call is checked against the contract, once, here.
-
-    The harness wraps each model at the boundary instead of threading its name through every
-    attack and evaluation signature; a violation names the model (``ModelContractError``).
-    """
-
-    def __init__(self, model: nn.Module, name: str) -> None:
-        super().__init__()
-        self.model = model
-        self.name = name
-        self.num_classes = model.num_classes
-
-    def sample_logits(self, x: Tensor, n_samples: int, *,
-                      generator: torch.Generator | None = None) -> Tensor:
-        """The wrapped model's logits (S, B, C), checked."""
-        out = self.model.sample_logits(x, n_samples, generator=generator)
-        return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
-
-    def attack_logits(self, x: Tensor, n_samples: int, *,
-                      generator: torch.Generator | None = None) -> Tensor:
-        """The wrapped model's attack logits (S, B, C), checked (its ``sample_logits`` when
-        it has none: :func:`robustbnn.attacks._grad.attack_samples`)."""
-        out = attack_samples(self.model, x, n_samples, generator)
-        call = "attack_logits" if hasattr(self.model, "attack_logits") else "sample_logits"
-        return check_sample_logits(out, n_samples, x, self.num_classes, self.name, call=call)
 
 
 def _head(split: Split, n: int) -> Split:

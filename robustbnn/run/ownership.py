@@ -8,11 +8,11 @@ A run folder's own files are
   ``results.jsonl``, ``run.json`` and every ``scores/`` file a run wrote, each recorded
   *before* it is written; a folder of an older robustbnn (an identity but no record) owns those
   three and ``scores/*/*.npz``; and the record itself;
-- the reports the render manifest lists (:mod:`robustbnn.report.manifest`), and the manifest.
+- the reports the render manifest lists (:mod:`robustbnn.results.manifest`), and the manifest.
 
 Anything else (a user's ``scores/exam2025/grades.csv``, ``notes.md``, the model cache in
 ``cells/models``, the lock files) is never moved or deleted, and nothing is done through a
-symbolic link: a linked run part is refused by name (:func:`robustbnn.report.paths.refuse_links`).
+symbolic link: a linked run part is refused by name (:func:`robustbnn.results.paths.refuse_links`).
 
 ``--overwrite`` moves the old run's own files aside (:meth:`RunFolder.move_aside`): each is
 renamed, which is atomic and never follows a link, into a fresh
@@ -37,8 +37,8 @@ import uuid
 from pathlib import Path, PurePosixPath
 
 from robustbnn._atomic import write_text_atomic
-from robustbnn.report.manifest import MANIFEST, read_manifest
-from robustbnn.report.paths import link_error, linked_part, refuse_links
+from robustbnn.results.manifest import MANIFEST, read_manifest
+from robustbnn.results.paths import link_error, linked_part, refuse_links
 
 __all__ = ["IDENTITY", "OWNED", "RUN_FILES", "RunFolder"]
 

@@ -24,11 +24,11 @@ from robustbnn.models import MODELS
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.ood.uncertainty import BUILTIN_MEASURES, UNCERTAINTIES
 from robustbnn.ood.uncertainty import measure as get_measure
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
 from robustbnn.run.context import RunSpec, bench_data, ood_digest
 from robustbnn.run.tasks.contract import contract_cell
-from robustbnn.run.tasks.train import model_cache_key
+from robustbnn.training.fit_or_load import model_cache_key
 
 __all__ = ["Plan", "build_plan", "format_plan"]
 

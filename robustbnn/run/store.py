@@ -3,8 +3,8 @@
 ``<id>.json`` holds the cell, its rows and its info; ``<id>.npz`` its arrays (written first,
 so a cell is done exactly when its JSON exists and records the current
 :data:`~robustbnn.run.cells.OUTPUT_FORMAT`; one written by older task code is recomputed).
-Cells are verified like cache entries (:mod:`robustbnn.cache`): the JSON records the sha256
-of its own content and of its ``.npz`` (``digest``), and a cell whose files are missing,
+Cells are verified like cache entries (:mod:`~robustbnn.training.cache`): the JSON records the
+sha256 of its own content and of its ``.npz`` (``digest``), and a cell whose files are missing,
 truncated, unreadable or edited does not count as done: it is recomputed, with one warning
 naming the file. Cells stored before digests existed are checked for what they hold (they
 parse, their arrays load) without recomputing every one of them.
@@ -34,7 +34,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 
 from robustbnn.errors import UserError
-from robustbnn.report.store import write_bytes_atomic, write_text_atomic
+from robustbnn.results.store import write_bytes_atomic, write_text_atomic
 from robustbnn.run.cells import OUTPUT_FORMAT, Cell, CellOutcome, canonical_json
 from robustbnn.run.ownership import RUN_FILES, RunFolder
 

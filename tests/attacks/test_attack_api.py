@@ -22,12 +22,12 @@ from robustbnn.cli import main
 from robustbnn.config import PROBABILITY, Range
 from robustbnn.errors import AttackBudgetError, ConfigError
 from robustbnn.report.legend import legend
-from robustbnn.report.schema import Result, setting
+from robustbnn.results.schema import Result, setting
 from robustbnn.run.context import RunSpec
 from robustbnn.run.plan import build_plan
 from robustbnn.settings import resolve_settings
 from robustbnn.suites import SUITES
-from robustbnn.testing_attack import ATTACK_CLAUSES, check_attack
+from robustbnn.testing.attack import ATTACK_CLAUSES, check_attack
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from robustbnn.attacks import ATTACKS, FGSM, PGD, TargetedIFGSM
-from robustbnn.predict import sample_probs
+from robustbnn.contract.predict import sample_probs
 from tests._registrations import ROOT, registered_in
 from tests._toys import build
 from tests.attacks._models import (

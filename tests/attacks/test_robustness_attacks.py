@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES, DetectorAwarePGD
+from robustbnn.attacks.adversarial_ood import lower_uncertainty
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import gradient_snr
 from robustbnn.ood import UNCERTAINTIES
-from robustbnn.ood.adversarial import lower_uncertainty
 from tests.attacks._models import SHAPE, NoisyLinear, NoModeSwitch, linear
 
 

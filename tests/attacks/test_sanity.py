@@ -12,7 +12,7 @@ from robustbnn.attacks.sanity import (
     fixed_randomness_succeeds,
     gradient_nonzero,
 )
-from robustbnn.predict import sample_probs
+from robustbnn.contract.predict import sample_probs
 from tests.attacks._models import (
     SHAPE,
     ConstantModel,

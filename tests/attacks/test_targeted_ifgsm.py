@@ -4,8 +4,8 @@ import pytest
 import torch
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
+from robustbnn.contract.predict import sample_probs
 from robustbnn.ood import builtin_measures
-from robustbnn.predict import sample_probs
 from tests.attacks._models import SHAPE, NoisyLinear, Recorder, linear
 
 

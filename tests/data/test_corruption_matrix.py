@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from torch import nn
 
-from robustbnn import cache
 from robustbnn.data import root as data_root
 from robustbnn.data import sha256_file, write_idx
 from robustbnn.data.cifar10bw import load_cifar10bw, read_test_batch
@@ -31,8 +30,9 @@ from robustbnn.data.notmnist import load_notmnist
 from robustbnn.data.omniglot import load_omniglot
 from robustbnn.errors import CacheMismatchError, DataError, UserError
 from robustbnn.report.regression import load_tolerances
-from robustbnn.report.schema import Result
-from robustbnn.report.store import RunFolderError, read_results
+from robustbnn.results.schema import Result
+from robustbnn.results.store import RunFolderError, read_results
+from robustbnn.training import cache
 from tests.data._ood_fixtures import png_bytes, write_omniglot_zip
 
 FIX = "delete it and re-download (--download), or point --data-root/ROBUSTBNN_DATA at a good copy"

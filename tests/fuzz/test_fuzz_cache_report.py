@@ -21,11 +21,11 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 from torch import nn
 
-from robustbnn import cache
 from robustbnn.errors import CacheMismatchError
 from robustbnn.report.regression import load_tolerances
-from robustbnn.report.schema import Result
-from robustbnn.report.store import RESULTS, read_results
+from robustbnn.results.schema import Result
+from robustbnn.results.store import RESULTS, read_results
+from robustbnn.training import cache
 from tests.fuzz._fuzz import mutated, random_bytes, reader_outcome
 
 NAME, KEY = "toy", "0123456789abcdef"

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from torch import nn
 
-from robustbnn import cache
 from robustbnn.data.cifar10bw import read_sprite
 from robustbnn.data.idx import read_idx
 from robustbnn.data.mnist5k import read_csv
 from robustbnn.errors import DataError, UserError
 from robustbnn.report.regression import load_tolerances
-from robustbnn.report.schema import Result
-from robustbnn.report.store import RunFolderError, read_results
+from robustbnn.results.schema import Result
+from robustbnn.results.store import RunFolderError, read_results
+from robustbnn.training import cache
 
 
 def test_idx_empty_array_with_unaddressable_dims(tmp_path: Path) -> None:

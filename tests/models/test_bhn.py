@@ -13,7 +13,7 @@ from robustbnn.config import TrainConfig
 from robustbnn.data.types import DataBundle, Split
 from robustbnn.models import MODELS
 from robustbnn.models.bhn import clipped_nll, gaussian_log_prior
-from robustbnn.train import fit
+from robustbnn.training.fit import fit
 from tests._toys import LinearModel, build
 
 BHN = ["bhn_iaf", "bhn_realnvp"]

@@ -14,9 +14,9 @@ import functools
 import pytest
 import torch
 
+from robustbnn.contract.types import check_sample_logits
 from robustbnn.models import MODELS
 from robustbnn.testing import CLAUSES, CheckReport, check_model, smoke_config
-from robustbnn.types import check_sample_logits
 
 SIZES = ("smoke", "two_layers")
 

@@ -11,7 +11,8 @@ import torch
 
 from robustbnn.models import MODELS
 from robustbnn.models.deep_ensemble import DeepEnsemble
-from robustbnn.run.tasks.train import fit_or_load, model_config
+from robustbnn.settings import model_config
+from robustbnn.training.fit_or_load import fit_or_load
 from tests._toys import build
 
 M, B, C = 4, 6, 7
@@ -82,7 +83,7 @@ def test_bench_trains_each_member_on_its_own_stream_and_caches_each(
     # entry and the members load instead of training again, to the same weights.
     import shutil
     shutil.rmtree(tmp_path / "deep_ensemble" / record.cache_key)
-    with caplog.at_level(logging.INFO, logger="robustbnn.run.tasks.train"):
+    with caplog.at_level(logging.INFO, logger="robustbnn.training.fit_or_load"):
         again, record2 = fit_or_load("deep_ensemble", cfg, data, seed=0,
                                      device=torch.device("cpu"), cache_dir=tmp_path)
     assert not record2.cached

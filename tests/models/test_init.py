@@ -10,7 +10,7 @@ import torch
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.models.nets import init_linear_
-from robustbnn.run.tasks.train import model_config
+from robustbnn.settings import model_config
 
 
 def _first_layer(name: str, *overrides: str) -> list[torch.Tensor]:

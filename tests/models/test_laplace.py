@@ -12,12 +12,12 @@ import torch
 from torch.func import functional_call
 from torch.utils.data import DataLoader, TensorDataset
 
-from robustbnn import cache
 from robustbnn.data import DataBundle, Split
 from robustbnn.errors import ConfigError
 from robustbnn.models.laplace import LaplaceConfig, LaplaceNet, _MAPLogits, build_laplace
 from robustbnn.models.mlp import MLEConfig, build_mlp
-from robustbnn.train import fit
+from robustbnn.training import cache
+from robustbnn.training.fit import fit
 from tests.models.test_fast_sampling import assert_same_distribution
 
 laplace = pytest.importorskip("laplace", reason="laplace-torch is not installed")

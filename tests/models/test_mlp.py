@@ -94,7 +94,7 @@ def test_mc_dropout_input_p_drops_pixels(mode: str) -> None:
 
 
 def test_mlp_weight_decay_reaches_the_optimiser() -> None:
-    from robustbnn.train import _optimizer
+    from robustbnn.training.fit import _optimizer
 
     cfg = dataclasses.replace(MODELS.get("mlp").config(), weight_decay=1e-5)
     opt = _optimizer(build("mlp"), cfg)

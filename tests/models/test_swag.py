@@ -10,13 +10,13 @@ import pytest
 import torch
 from torch.nn.utils import vector_to_parameters
 
-from robustbnn import cache
 from robustbnn.data.types import DataBundle, Split
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.models.swag import SWAG
-from robustbnn.run.tasks.train import model_config
-from robustbnn.train import fit
+from robustbnn.settings import model_config
+from robustbnn.training import cache
+from robustbnn.training.fit import fit
 
 S, B, C = 3, 5, 7
 SHAPE = (1, 6, 7)

@@ -8,13 +8,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from robustbnn import cache
 from robustbnn.data import load_dataset
 from robustbnn.data.types import DataBundle, Split
 from robustbnn.models import MODELS
 from robustbnn.models.temperature_scaled import TemperatureScaled, fit_log_temperature
-from robustbnn.run.tasks.train import model_config
-from robustbnn.train import fit
+from robustbnn.settings import model_config
+from robustbnn.training import cache
+from robustbnn.training.fit import fit
 
 SETTINGS = ("temperature_scaled.hidden=(64,)", "temperature_scaled.epochs=40",
             "temperature_scaled.batch_size=32", "temperature_scaled.selection=last")

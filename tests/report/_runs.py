@@ -5,8 +5,8 @@ from __future__ import annotations
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import write_json, write_results
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import write_json, write_results
 
 MEASURES = ("bald", "max_prob")
 

@@ -9,7 +9,7 @@ import pytest
 
 from robustbnn.cli import main
 from robustbnn.report.combine import CombineError, check_seeds_of_one_configuration, configuration
-from robustbnn.report.store import write_json
+from robustbnn.results.store import write_json
 
 from ._runs import rows, write_run
 

@@ -10,8 +10,8 @@ import pytest
 
 from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.published import find
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import results_frame
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import results_frame
 
 from ._runs import pgd_rows, rows, write_run
 

@@ -15,8 +15,8 @@ from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.escape import escape, visible
 from robustbnn.report.legend import legend
 from robustbnn.report.render import render
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import results_frame
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import results_frame
 
 from ._commonmark import links, text
 from ._runs import pgd_rows, rows, write_run

@@ -13,8 +13,8 @@ import pytest
 
 from robustbnn.cli import main
 from robustbnn.models import MODELS
-from robustbnn.report.paths import safe_name
 from robustbnn.report.render import render
+from robustbnn.results.paths import safe_name
 
 from ._runs import rows, write_run
 

@@ -13,8 +13,8 @@ from robustbnn.cli import main
 from robustbnn.errors import ConfigError
 from robustbnn.report.leaderboard import leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.render import load_runs
-from robustbnn.report.schema import HIGHER_IS_BETTER, MissingKnobError, Result, setting
-from robustbnn.report.store import results_frame
+from robustbnn.results.schema import HIGHER_IS_BETTER, MissingKnobError, Result, setting
+from robustbnn.results.store import results_frame
 
 from ._runs import pgd_rows, rows, write_run
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from robustbnn.report.render import render
-from robustbnn.report.store import write_json
+from robustbnn.results.store import write_json
 
 from ._runs import rows, write_run
 

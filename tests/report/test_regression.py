@@ -10,8 +10,8 @@ import pytest
 from robustbnn.cli import main
 from robustbnn.report.regression import RegressionError, check
 from robustbnn.report.render import render
-from robustbnn.report.store import write_json
 from robustbnn.report.tolerances import _round_up
+from robustbnn.results.store import write_json
 
 from ._runs import rows, write_run
 

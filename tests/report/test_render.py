@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from robustbnn.report.paths import UnsafeNameError, safe_name
 from robustbnn.report.render import MANIFEST, render
-from robustbnn.report.scores import write_scores
+from robustbnn.results.paths import UnsafeNameError, safe_name
+from robustbnn.results.scores import write_scores
 
 from ._runs import MEASURES, render_together, rows, write_run
 

@@ -24,8 +24,8 @@ from robustbnn.report.leaderboard import (
     to_json,
     to_markdown,
 )
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import (
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import (
     RESULTS,
     RunFolderError,
     read_results,

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from robustbnn.report.schema import MissingKnobError, Result, setting, setting_label, with_knobs
-from robustbnn.report.store import results_frame
+from robustbnn.results.schema import MissingKnobError, Result, setting, setting_label, with_knobs
+from robustbnn.results.store import results_frame
 
 
 def _row(**knobs: object) -> Result:

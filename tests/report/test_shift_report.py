@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from robustbnn.report import names as N
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.render import render
-from robustbnn.report.schema import Result, setting
 from robustbnn.report.shift_detail import shift_markdown
 from robustbnn.report.shift_figures import reliability_frame
-from robustbnn.report.store import results_frame
+from robustbnn.results import names as N
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import results_frame
 from tests.report._runs import rows, write_run
 
 ANGLES = (0, 15, 30, 60, 90, 180)  # uneven spacing: the area is not the plain mean

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 import torch
 
-from robustbnn import cache
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.scores import write_scores
-from robustbnn.report.store import (
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.scores import write_scores
+from robustbnn.results.store import (
     RunFolderError,
     read_results,
     write_bytes_atomic,
     write_results,
     write_text_atomic,
 )
+from robustbnn.training import cache
 
 
 @pytest.fixture

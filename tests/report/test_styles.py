@@ -8,8 +8,8 @@ import matplotlib.colors as mcolors
 import pytest
 
 from robustbnn.report import figures, robust_figures
-from robustbnn.report.store import results_frame
 from robustbnn.report.styles import model_styles
+from robustbnn.results.store import results_frame
 
 from ._runs import rows
 

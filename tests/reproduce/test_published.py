@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from robustbnn.models import MODELS
-from robustbnn.report.names import KNOBS
 from robustbnn.report.published import differences, find, table, tables
+from robustbnn.results.names import KNOBS
 from robustbnn.suites import BenchConfig
 
 BENCH_FIELDS = {f.name for f in dataclasses.fields(BenchConfig)}

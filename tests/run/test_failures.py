@@ -62,7 +62,7 @@ def test_temporary_files_of_killed_writers_are_removed_and_live_ones_kept(tmp_pa
     import subprocess
     import sys
 
-    from robustbnn.report import store
+    from robustbnn.results import store
 
     host = store._OWNER.rsplit("-", 1)[0]  # noqa: SLF001 - the naming this test pins
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

@@ -13,9 +13,9 @@ from robustbnn.models import MODELS, ModelSpec
 from robustbnn.run import context as context_module
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec
-from robustbnn.run.tasks import train as train_module
+from robustbnn.training import fit_or_load as train_module
 from robustbnn.suites import BenchConfig
-from robustbnn.train import FitReport
+from robustbnn.training.fit import FitReport
 
 
 class _Fake(nn.Module):

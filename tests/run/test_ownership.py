@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from robustbnn.report.paths import LinkedPathError
 from robustbnn.report.render import MANIFEST, render
-from robustbnn.report.store import RunFolderError
+from robustbnn.results.paths import LinkedPathError
+from robustbnn.results.store import RunFolderError
 from robustbnn.run import ownership
 from robustbnn.run.store import CellStore, RunFolderConflict
 from tests.report._runs import rows, write_run

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from robustbnn.report import names as N
 from robustbnn.report.columns import compute_columns
-from robustbnn.report.schema import Result
-from robustbnn.report.store import results_frame
+from robustbnn.results import names as N
+from robustbnn.results.schema import Result
+from robustbnn.results.store import results_frame
 from tests.attacks._models import SHAPE, InputDropoutLinear, NoisyLinear, linear
 from tests.run.test_tasks import _run
 
@@ -122,9 +122,10 @@ def _run_with_inputs(task, params, model, x, y, inputs):
     import dataclasses
     import types
 
-    from robustbnn.predict import DEFAULT_MEMORY_MB
+    from robustbnn.contract.checked import Checked
+    from robustbnn.contract.predict import DEFAULT_MEMORY_MB
     from robustbnn.run.cells import Cell
-    from robustbnn.run.context import Checked, Context, RunSpec
+    from robustbnn.run.context import Context, RunSpec
     from robustbnn.run.tasks import TASKS
     from robustbnn.suites import BenchConfig
 

@@ -12,12 +12,13 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from robustbnn.contract.checked import Checked
 from robustbnn.data.shift import corrupt, rotate
 from robustbnn.data.shift.sets import shifted
-from robustbnn.report import names as N
-from robustbnn.report.schema import Result
+from robustbnn.results import names as N
+from robustbnn.results.schema import Result
 from robustbnn.run.cells import Cell
-from robustbnn.run.context import Checked, Context, RunSpec, bench_data, shift_images
+from robustbnn.run.context import Context, RunSpec, bench_data, shift_images
 from robustbnn.run.tasks import TASKS
 from robustbnn.suites import BenchConfig
 

@@ -11,14 +11,15 @@ import pytest
 import torch
 
 from robustbnn.config import TrainConfig
+from robustbnn.contract.checked import Checked
+from robustbnn.contract.predict import DEFAULT_MEMORY_MB
 from robustbnn.ood import UNCERTAINTIES, builtin_measures
-from robustbnn.predict import DEFAULT_MEMORY_MB
 from robustbnn.report import leaderboard as lb
 from robustbnn.report.figures import write_figures
-from robustbnn.report.schema import Result, setting
-from robustbnn.report.store import results_frame
+from robustbnn.results.schema import Result, setting
+from robustbnn.results.store import results_frame
 from robustbnn.run.cells import Cell
-from robustbnn.run.context import Checked, Context, RunSpec
+from robustbnn.run.context import Context, RunSpec
 from robustbnn.run.tasks import TASKS
 from robustbnn.suites import BenchConfig
 from tests.attacks._models import SHAPE, NoisyLinear, linear
@@ -145,7 +146,7 @@ def test_figures_are_pngs_per_model_from_the_results_alone(tmp_path) -> None:
 @pytest.mark.parametrize(("decay", "last"), [(1.0, 0.01), (10.0, 0.001)])
 def test_lr_decay_reaches_lr_over_decay_at_the_last_epoch(decay: float, last: float) -> None:
     from robustbnn.data.types import DataBundle, Split
-    from robustbnn.train import fit
+    from robustbnn.training.fit import fit
     from tests._toys import build
 
     model = build("mlp")
@@ -172,7 +173,7 @@ def test_lr_decay_reaches_lr_over_decay_at_the_last_epoch(decay: float, last: fl
 def test_nonpositive_lr_decay_is_a_config_error() -> None:
     from robustbnn.data.types import DataBundle, Split
     from robustbnn.errors import ConfigError
-    from robustbnn.train import fit
+    from robustbnn.training.fit import fit
     from tests._toys import build
 
     split = Split(torch.rand(4, *SHAPE), torch.arange(4))
@@ -185,7 +186,7 @@ def test_nonpositive_lr_decay_is_a_config_error() -> None:
 def test_scores_round_trip_and_recompute_the_stored_metrics(tmp_path) -> None:
     from sklearn.metrics import roc_auc_score
 
-    from robustbnn.report.scores import read_scores, write_scores
+    from robustbnn.results.scores import read_scores, write_scores
 
     rng = np.random.default_rng(0)
     s_in = {"bald": rng.random(7), "max_prob": rng.random(7)}
@@ -205,7 +206,7 @@ def test_scores_round_trip_and_recompute_the_stored_metrics(tmp_path) -> None:
 
 def test_ood_figure_needs_the_scores(tmp_path) -> None:
     from robustbnn.report.figures import ood_figure
-    from robustbnn.report.scores import write_scores
+    from robustbnn.results.scores import write_scores
 
     rng = np.random.default_rng(1)
     names = UNCERTAINTIES.names()

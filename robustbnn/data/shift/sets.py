@@ -1,6 +1,6 @@
 """Shifted test sets by kind and level: ``rotated`` by an angle, ``corrupted`` by an MNIST-C name.
 
-The two kinds of :data:`robustbnn.report.names.SHIFTS` are data, not strings parsed back: a
+The two kinds of :data:`robustbnn.results.names.SHIFTS` are data, not strings parsed back: a
 shifted set is ``(kind, level)``, with level an angle in degrees for ``rotated`` and a
 corruption name for ``corrupted``. Image i of a set is the shifted i-th test image, drawn from
 ``seed`` and i alone (:func:`~robustbnn.data.shift.mnist_c.corrupt`), so the first n images of
@@ -15,7 +15,7 @@ from torch import Tensor
 from robustbnn.data.shift.mnist_c import CORRUPTIONS, MNIST_C, corrupt
 from robustbnn.data.shift.rotate import rotate
 from robustbnn.errors import ConfigError
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 
 __all__ = ["LEVEL_KNOB", "check_levels", "levels", "shifted"]
 

@@ -1,15 +1,16 @@
 """Numerical faults: NaN or inf logits in an evaluation cell become one flagged row.
 
-The contract check at the boundary (:class:`robustbnn.run.context.Checked`,
-:func:`robustbnn.predict.sample_probs`) raises :class:`~robustbnn.errors.NumericalFaultError`
-at the first call whose logits are not all finite. An evaluation cell does not average that
-NaN into its numbers, and does not fail the run either: its rows are replaced by one row of
-task ``numerical_fault``, metric ``nonfinite_logits`` (the number of non-finite logits of that
-call), whose setting is the cell's scalar settings and ``in_task``, the cell's task (a task of
-its own, so no table of the cell's task meets a row without its knobs). The leaderboard's
-"numerical faults" column names the model and task, and every other cell goes on. A cell
-that reads the arrays of a faulted cell (an OOD set's cell reads the clean scores) gets the
-same flag, with the knob ``fault_in`` naming the task it inherited it from.
+The contract check at the boundary (:class:`~robustbnn.contract.checked.Checked`,
+:func:`~robustbnn.contract.predict.sample_probs`) raises
+:class:`~robustbnn.errors.NumericalFaultError` at the first call whose logits are not all finite.
+An evaluation cell does not average that NaN into its numbers, and does not fail the run either:
+its rows are replaced by one row of task ``numerical_fault``, metric ``nonfinite_logits`` (the
+number of non-finite logits of that call), whose setting is the cell's scalar settings and
+``in_task``, the cell's task (a task of its own, so no table of the cell's task meets a row
+without its knobs). The leaderboard's "numerical faults" column names the model and task, and
+every other cell goes on. A cell that reads the arrays of a faulted cell (an OOD set's cell reads
+the clean scores) gets the same flag, with the knob ``fault_in`` naming the task it inherited it
+from.
 """
 
 from __future__ import annotations

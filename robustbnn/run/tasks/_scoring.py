@@ -9,13 +9,13 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from robustbnn.contract.predict import chunk_rows, sample_probs
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.metrics.calibration import brier, reliability
 from robustbnn.metrics.classification import accuracy, ece, nll
 from robustbnn.ood import all_measures, builtin_measures
 from robustbnn.ood.extra import EXTRA_MEASURES
-from robustbnn.predict import chunk_rows, sample_probs
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.context import Context
 
 __all__ = ["CALIBRATION", "RANKING", "adversarial_rows", "calibration_rows", "in_attack_batches",

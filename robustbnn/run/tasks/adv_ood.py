@@ -1,8 +1,8 @@
 """Task ``adv_ood``: worst-case OOD detection, one OOD set against each uncertainty measure.
 
 The first ``n`` images of the set are moved within each eps to lower measure u
-(:func:`robustbnn.ood.adversarial.lower_uncertainty`, PGD-EOT with S_attack samples per step),
-then scored by u with ``S_eval`` fresh samples (the same ``eval`` draws for every eps). Rows
+(:func:`~robustbnn.attacks.adversarial_ood.lower_uncertainty`, PGD-EOT with S_attack samples per
+step), then scored by u with ``S_eval`` fresh samples (the same ``eval`` draws for every eps). Rows
 (``adv_ood``, dataset = the set, measure = u): ``auroc`` of the in-distribution scores (the
 ``clean`` or ``indist`` cell's) against the set's, at eps = 0 (the same images unperturbed)
 and at every eps of the grid. A measure constant on both sets (BALD of a deterministic model)
@@ -16,10 +16,10 @@ import functools
 import numpy as np
 import torch
 
+from robustbnn.attacks.adversarial_ood import lower_uncertainty
 from robustbnn.attacks.budget import check_budget
 from robustbnn.metrics import auroc
-from robustbnn.ood.adversarial import lower_uncertainty
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, ood_images
 from robustbnn.run.tasks._scoring import in_attack_batches, no_grad_probs, uncertainty_scores

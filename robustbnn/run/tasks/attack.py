@@ -21,7 +21,7 @@ from robustbnn.attacks import ATTACKS
 from robustbnn.attacks.base import attack_norm
 from robustbnn.attacks.budget import check_budget
 from robustbnn.config import check_type
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import adversarial_rows, in_attack_batches

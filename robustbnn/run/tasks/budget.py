@@ -31,7 +31,7 @@ from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import gradient_snr, square_attack, transfer_attack
 from robustbnn.metrics.worst_of_k import k_predictions, summarise
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import in_attack_batches

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import (

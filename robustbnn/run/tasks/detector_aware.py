@@ -22,7 +22,7 @@ from robustbnn.attacks.adaptive import DetectorAwarePGD
 from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
 from robustbnn.metrics.detection import detection_aware_accuracy, threshold_at_fpr
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import in_attack_batches, no_grad_probs, uncertainty_scores

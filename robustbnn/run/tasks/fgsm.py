@@ -13,7 +13,7 @@ import torch
 from robustbnn.attacks import FGSM
 from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.sanity import Check, accuracy_monotone
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import adversarial_rows, in_attack_batches

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from robustbnn.data.heldout import heldout_name
 from robustbnn.metrics.classification import accuracy
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, heldout_images
 from robustbnn.run.tasks._scoring import no_grad_samples, ranking_rows, uncertainty_scores

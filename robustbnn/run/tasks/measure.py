@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import torch
 
+from robustbnn.contract.predict import sample_probs
 from robustbnn.ood.uncertainty import measure
-from robustbnn.predict import sample_probs
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, ood_images
 from robustbnn.run.tasks._scoring import ranking_rows

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from robustbnn.attacks.sanity import beats_random_noise, fixed_randomness_succeeds
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks.fgsm import TOL, attack_of, check_rows

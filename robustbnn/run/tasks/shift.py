@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 
 from robustbnn.data.shift.sets import LEVEL_KNOB
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, shift_images
 from robustbnn.run.tasks._scoring import (

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
+from robustbnn.contract.predict import chunk_rows
 from robustbnn.ood import UNCERTAINTIES
-from robustbnn.predict import chunk_rows
-from robustbnn.report import names as N
+from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 

@@ -1,141 +1,23 @@
-"""Task ``train``: build a model from a CPU generator, then load it from the cache or train it.
-
-Initial weights come from a CPU generator, so a seed gives the same initial model on every
-device; the model is moved to the run device afterwards, and training draws (shuffling, the
-model's noise) from a generator on the run device. Training holds the cache entry's file lock,
-so two runs on one cache never train the same model at the same time.
-"""
+"""Task ``train``: the cell's model, built and then loaded from the cache or trained
+(:func:`robustbnn.training.fit_or_load.fit_or_load`), and kept for the process's next cells."""
 
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections import OrderedDict
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 
-from robustbnn import __version__, cache
-from robustbnn.data import DataBundle
-from robustbnn.models import MODELS, BayesianModule
-from robustbnn.models.base import code_identity
+from robustbnn.contract.checked import Checked
 from robustbnn.run.cells import CellOutcome
-from robustbnn.run.context import Checked, Context, RunSpec, bench_data, make_generator
-from robustbnn.settings import model_config
-from robustbnn.train import fit
+from robustbnn.run.context import Context, RunSpec, bench_data
+from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.training.memo import TrainedModels
 
-__all__ = ["FitRecord", "fit_or_load", "model_cache_key", "model_config", "run",
-           "trained_model"]
+__all__ = ["MODELS_IN_PROCESS", "run", "trained_model"]
 
-log = logging.getLogger(__name__)
-
-CPU = torch.device("cpu")
-
-
-@dataclasses.dataclass(frozen=True)
-class FitRecord:
-    """What a training cell did: stored in its cell file and in ``run.json``.
-
-    Attributes:
-        config: The model's full config.
-        cache_key: Its cache entry's key.
-        cached: Whether the weights were loaded instead of trained.
-        fit: The training report (epochs, best epoch, validation accuracies, seconds).
-        parameters: Number of parameters.
-    """
-
-    config: dict[str, Any]
-    cache_key: str
-    cached: bool
-    fit: dict[str, Any] | None
-    parameters: int
-
-
-def model_cache_key(name: str, mcfg: Any, data: DataBundle, seed: int) -> str:
-    """The cache key of ``name`` trained with ``mcfg`` on ``data`` from ``seed``: its config,
-    data, seed and code (:func:`robustbnn.models.base.code_identity`)."""
-    return cache.cache_key(name, mcfg, data.fingerprint, seed, code_identity(MODELS.get(name)))
-
-
-def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
-                cache_dir: Path | None, progress: bool = False
-                ) -> tuple[BayesianModule, FitRecord]:
-    """Build ``name`` with config ``mcfg``, then load its weights from the cache or train it.
-
-    A damaged cache entry is discarded whole by :func:`robustbnn.cache.load` before any
-    weight is copied, so training always starts from the freshly initialised model. A model
-    with its own ``ModelSpec.fit`` trains through it, its parts cached one by one.
-    """
-    spec = MODELS.get(name)
-    shape = tuple(data.train.x.shape[1:])
-    model = spec.build(mcfg, shape, data.num_classes, make_generator(CPU, seed, name, "init"))
-    model = model.to(device)
-    key = model_cache_key(name, mcfg, data, seed)
-    meta = {"model": name, "seed": seed, "data": data.fingerprint, "robustbnn": __version__,
-            "config": dataclasses.asdict(mcfg)}
-
-    def train() -> dict:
-        if spec.fit is not None:
-            parts = _PartTrainer(name, data, seed, device, cache_dir, key, progress, meta)
-            return spec.fit(model, mcfg, data, parts)
-        report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
-                     generator=make_generator(device, seed, name, "train"), progress=progress)
-        return dataclasses.asdict(report)
-
-    report, cached = _load_or_train(cache_dir, name, key, model, train, meta)
-    if cached:
-        log.info("loaded %s from the cache (%s)", name, key)
-    params = sum(p.numel() for p in model.parameters())
-    return model, FitRecord(meta["config"], key, cached, report, params)
-
-
-def _load_or_train(cache_dir: Path | None, name: str, key: str, module: torch.nn.Module,
-                   train: Callable[[], dict], meta: dict[str, Any]) -> tuple[dict | None, bool]:
-    """``module``'s fit report and whether it came from the cache entry (name, key), which
-    is trained and saved under the entry's lock on a miss."""
-    if cache_dir is None:
-        return train(), False
-    with cache.lock(cache_dir, name, key):
-        found = cache.load(cache_dir, name, key, module)
-        if found is not None:
-            return found.get("fit"), True
-        report = train()
-        cache.save(cache_dir, name, key, module, {**meta, "fit": report})
-    return report, False
-
-
-@dataclasses.dataclass(frozen=True)
-class _PartTrainer:
-    """The :class:`~robustbnn.models.base.PartTrainer` of one model's ``ModelSpec.fit``."""
-
-    name: str
-    data: DataBundle
-    seed: int
-    device: torch.device
-    cache_dir: Path | None
-    key: str
-    progress: bool
-    meta: dict[str, Any]
-
-    def fit(self, part: BayesianModule, cfg: Any, *, tag: str,
-            stochastic: bool = True) -> dict[str, Any]:
-        def train() -> dict:
-            generator = make_generator(self.device, self.seed, self.name, "train", tag)
-            return dataclasses.asdict(fit(part, cfg, self.data, name=f"{self.name} {tag}",
-                                          stochastic=stochastic, generator=generator,
-                                          progress=self.progress))
-
-        report, cached = _load_or_train(self.cache_dir, self.name, f"{self.key}-{tag}", part,
-                                        train, {**self.meta, "part": tag})
-        if cached:
-            log.info("loaded %s %s from the cache", self.name, tag)
-        return report or {}
-
-
-_MODELS: OrderedDict[tuple, Checked] = OrderedDict()  # per process: the last trained models
-_KEEP = 2
+MODELS_IN_PROCESS = TrainedModels(keep=2)
+"""Per process: the last trained models, so one model's consecutive cells load it once."""
 
 
 def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
@@ -144,25 +26,15 @@ def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
     Normally a cache hit (its training cell ran first); if the entry has gone, it is retrained
     here under the same lock and key, which gives the same weights.
     """
-    key = (spec, name, heldout)
-    if key in _MODELS:
-        _MODELS.move_to_end(key)
-        return _MODELS[key]
-    data = bench_data(spec, heldout)
-    mcfg = spec.resolved().model(name)
-    model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed, device=torch.device(spec.device),
-                           cache_dir=Path(spec.cache_dir), progress=spec.progress)
-    return _remember(key, model, name)
+    def load() -> torch.nn.Module:
+        data = bench_data(spec, heldout)
+        mcfg = spec.resolved().model(name)
+        model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed,
+                               device=torch.device(spec.device),
+                               cache_dir=Path(spec.cache_dir), progress=spec.progress)
+        return model
 
-
-def _remember(key: tuple, model: BayesianModule, name: str) -> Checked:
-    """Keep the process's last ``_KEEP`` trained models, in eval mode and contract-checked."""
-    model.eval()  # the harness fixes the mode once; samples do not depend on it
-    _MODELS[key] = Checked(model, name)
-    _MODELS.move_to_end(key)
-    while len(_MODELS) > _KEEP:
-        _MODELS.popitem(last=False)
-    return _MODELS[key]
+    return MODELS_IN_PROCESS.get((spec, name, heldout), name, load)
 
 
 def run(ctx: Context) -> CellOutcome:
@@ -172,5 +44,5 @@ def run(ctx: Context) -> CellOutcome:
     model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, seed=ctx.cfg.seed,
                                 device=ctx.device, cache_dir=Path(ctx.spec.cache_dir),
                                 progress=ctx.spec.progress)
-    _remember((ctx.spec, ctx.cell.model, heldout), model, ctx.cell.model)
+    MODELS_IN_PROCESS.remember((ctx.spec, ctx.cell.model, heldout), ctx.cell.model, model)
     return CellOutcome(info=dataclasses.asdict(record))

@@ -3,7 +3,7 @@
 A result row is ``(model, seed, task, dataset, setting, measure, metric, value)``; the bench
 writes these names and the reports select by them, so both import them from here rather than
 spelling string literals. Renaming one is an interface change: the reports raise
-(:func:`robustbnn.report.schema.with_knobs`) instead of silently dropping a column.
+(:func:`robustbnn.results.schema.with_knobs`) instead of silently dropping a column.
 """
 
 from __future__ import annotations

@@ -11,10 +11,10 @@ import torch
 from tqdm.auto import tqdm
 
 from robustbnn.config import TrainConfig
+from robustbnn.contract.predict import sample_probs
 from robustbnn.data import DataBundle
 from robustbnn.errors import ConfigError, ModelContractError, TrainingDivergedError
 from robustbnn.models.base import BayesianModule
-from robustbnn.predict import sample_probs
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from robustbnn._atomic import (
     writer_alive,
 )
 from robustbnn.errors import UserError
-from robustbnn.report.schema import COLUMNS, Result, setting_label, text_problem, value_problem
+from robustbnn.results.schema import COLUMNS, Result, setting_label, text_problem, value_problem
 
 __all__ = ["RunFolderError", "read_results", "remove_stale_temps", "results_frame", "umask_mode",
            "write_bytes_atomic", "write_json", "write_results", "write_text_atomic"]
@@ -96,7 +96,7 @@ def read_results(run_dir: Path) -> pd.DataFrame:
 
     A row is refused, in one line naming the file and the line, when its value is outside its
     metric's range or not finite where the metric cannot be
-    (:func:`robustbnn.report.schema.value_problem`), when a name holds a lone surrogate, or
+    (:func:`robustbnn.results.schema.value_problem`), when a name holds a lone surrogate, or
     when it repeats an earlier row's result with another value. A result repeated with the
     same value is kept once.
 

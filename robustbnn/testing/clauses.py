@@ -18,8 +18,8 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from robustbnn import cache
 from robustbnn.models import ModelSpec
+from robustbnn.training import cache
 
 S_VARY = 16  # samples per call where samples must (not) vary: a 3-member mixture repeats at S=3
 
@@ -203,7 +203,7 @@ class Clauses:
                        "torch.manual_seed in sample_logits)" if reseeded else "")
                 raise Broken(f"a call in {mode}() mode changed {rng}{how}: draw from the "
                              "generator argument (library code that cannot: wrap it in "
-                             "robustbnn.rng.seeded_global)")
+                             "robustbnn.contract.rng.seeded_global)")
 
     def state_unchanged(self, sample: Sampler | None = None) -> None:
         """state_dict bitwise equal and every submodule's mode unchanged, in both modes."""

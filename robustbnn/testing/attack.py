@@ -4,7 +4,7 @@
 (:func:`robustbnn.settings.attack_settings`) and runs every clause on it, as
 :func:`robustbnn.testing.check_model` does for models::
 
-    from robustbnn.testing_attack import check_attack
+    from robustbnn.testing.attack import check_attack
 
     def test_my_attack_keeps_the_contract():
         check_attack("my_attack").raise_if_failed()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from robustbnn.types import check_sample_logits
+from robustbnn.contract.types import check_sample_logits
 
 DEFAULT_MEMORY_MB = 1024
 # Activations of the widest layer alive per (sample, example) row at once: without autograd

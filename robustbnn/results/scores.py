@@ -3,7 +3,7 @@
 Layout: ``<run>/scores/<model>/<dataset>.npz`` with one float64 array per uncertainty measure
 (in-distribution test points first, then the OOD points) and ``is_ood`` (0/1, same length).
 Higher scores mean more uncertain, as in :mod:`robustbnn.ood.uncertainty`. Model and dataset
-names become file names through :func:`robustbnn.report.paths.safe_name`, so no name can
+names become file names through :func:`robustbnn.results.paths.safe_name`, so no name can
 place a file outside ``<run>/scores``.
 
 Example:
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from robustbnn.report.paths import child, safe_name
-from robustbnn.report.store import write_bytes_atomic
+from robustbnn.results.paths import child, safe_name
+from robustbnn.results.store import write_bytes_atomic
 
 __all__ = ["read_scores", "scores_path", "write_scores"]
 

@@ -1,7 +1,7 @@
 """The model contract as a test kit, for built-in and plug-in models alike.
 
 :func:`check_model` builds a registered model at its ``"smoke"`` size and runs every clause of
-the contract (STYLE.md §2, :class:`robustbnn.types.BayesianClassifier`) on it, as
+the contract (STYLE.md §2, :class:`robustbnn.contract.types.BayesianClassifier`) on it, as
 scikit-learn's ``check_estimator`` runs the estimator API; :func:`check_module` does the same
 for a module already built, and ``robustbnn check MODEL`` from the command line. A broken
 clause is recorded as a :class:`~robustbnn.errors.ModelContractError` (a ``ValueError``)
@@ -18,7 +18,7 @@ clause is about modes):
 - ``build``: ``ModelSpec.build`` works on CPU, sets ``num_classes``, and equal init
   generators give bitwise equal weights.
 - ``fit``: a fresh build trains as the bench trains it (``ModelSpec.fit`` or
-  :func:`robustbnn.train.fit` with ``on_epoch_end`` and ``after_fit``) on a tiny random
+  :func:`robustbnn.training.fit.fit` with ``on_epoch_end`` and ``after_fit``) on a tiny random
   split; the clauses below check the trained model, so methods whose posterior comes from
   training (SWAG, Laplace) are checked with it.
 - ``shape``: logits of shape (S, B, C), also for S = 1, B = 1 and with autograd on.
@@ -38,8 +38,9 @@ clause is about modes):
 - ``state_unchanged``: sampling leaves the state dict bitwise equal and no submodule's mode
   switched, in both modes.
 - ``devices``: logits land on the input's device; a GPU run also samples a CPU copy.
-- ``cache_round_trip``: :func:`robustbnn.cache.save` of the trained model, then
-  :func:`~robustbnn.cache.load` into a fresh build (another init seed), gives the same samples:
+- ``cache_round_trip``: :func:`robustbnn.training.cache.save` of the trained model, then
+  :func:`~robustbnn.training.cache.load`
+  into a fresh build (another init seed), gives the same samples:
   everything the hooks computed lives in parameters or buffers.
 - ``attack_logits``: when the model has one, it keeps the sampling clauses above
   (``shape`` to ``variation``, ``global_rng``, ``state_unchanged``).
@@ -68,10 +69,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustbnn._contract import Broken, Clauses, build, first_difference, what
 from robustbnn.config import replace_checked
 from robustbnn.errors import DeviceError, ModelContractError
 from robustbnn.models import MODELS, ModelSpec
+from robustbnn.testing.clauses import Broken, Clauses, build, first_difference, what
 
 __all__ = ["BENCH_CLAUSES", "CLAUSES", "CheckReport", "ClauseResult", "check_model",
            "check_module", "missing_smoke_warning", "report_lines", "smoke_config"]
@@ -306,7 +307,7 @@ def _fit(name: str, cfg: Any, input_shape: tuple[int, ...], num_classes: int,
         return None, ClauseResult("fit", "skipped", "the data splits hold (N, 1, H, W) images, "
                                   f"not inputs of shape {input_shape}")
     from robustbnn.data import DataBundle, Split
-    from robustbnn.run.tasks.train import fit_or_load
+    from robustbnn.training.fit_or_load import fit_or_load
 
     cpu = torch.Generator().manual_seed(54321)
     x = torch.rand(48, *input_shape, generator=cpu).to(device)

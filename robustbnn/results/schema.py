@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from robustbnn.errors import UserError
-from robustbnn.report import names as n
+from robustbnn.results import names as n
 
 __all__ = ["COLUMNS", "HIGHER_IS_BETTER", "MAY_BE_NAN", "RANGES", "Knob", "MissingKnobError",
            "Result", "attack_tasks", "group_mean", "setting", "setting_label", "text_problem",
