@@ -25,7 +25,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from robustbnn.attacks import ATTACKS, mc_input_grad
+from robustbnn.attacks import ATTACKS, GradientSettings, mc_input_grad
 from robustbnn.attacks.base import Attack
 from robustbnn.config import NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
 
@@ -85,9 +85,9 @@ class PGDL2(Attack):
             r = torch.rand((len(x0),), generator=generator, device=x0.device, dtype=x0.dtype)
             radius = self.eps * r.pow(1.0 / d).view(-1, *[1] * (x0.ndim - 1))
             x_adv = self._project(x0 + radius * z / _norms(z), x0)
+        gradient = GradientSettings(self.n_samples, self.objective)
         for _ in range(self.steps):
-            grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
-                                 objective=self.objective, generator=generator)
+            grad = mc_input_grad(model, x_adv, y, gradient, generator=generator)
             x_adv = self._project(x_adv + self.step_size * self.eps * grad / _norms(grad), x0)
         return x_adv
 

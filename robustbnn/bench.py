@@ -10,42 +10,38 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import logging
 import os
-import platform
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from robustbnn import __version__
-from robustbnn.contract.streams import make_generator
+from robustbnn.attacks import ATTACKS
+from robustbnn.bench_config import BenchConfig
 from robustbnn.data import DATASETS
-from robustbnn.data.heldout import heldout_name
-from robustbnn.data.ood_sets import check_preprocessing
+from robustbnn.data.heldout import parse_heldout
+from robustbnn.data.ood_sets import check_ood_name, check_preprocessing
+from robustbnn.data.shift.sets import check_levels
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
+from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.plugins import plugin_paths
 from robustbnn.report.render import render
 from robustbnn.results.schema import Result
-from robustbnn.results.scores import scores_path, write_scores
-from robustbnn.results.store import remove_stale_temps, write_json, write_results
-from robustbnn.run.cells import Cell
-from robustbnn.run.context import RunSpec, bench_data, ood_images, prepare_data
+from robustbnn.results.store import remove_stale_temps
+from robustbnn.run.assemble import assemble, finished_cells, write_run_json
+from robustbnn.run.cells import CellKind
+from robustbnn.run.context import RunSpec, ood_images
 from robustbnn.run.executors import make_executor
-from robustbnn.run.plan import Plan, build_plan, check_names, format_plan
+from robustbnn.run.plan import Plan, build_plan, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
-from robustbnn.run.tasks._faults import FAULT_ARRAY
-from robustbnn.settings import check_owners, model_config, resolve_settings
-from robustbnn.suites import BenchConfig
-from robustbnn.training.cache import remove_dead_temps
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.settings import check_owners, resolve_settings
+from robustbnn.training.cache_folders import remove_dead_temps
 
-__all__ = ["BenchOptions", "BenchOutcome", "check_bench", "check_overrides", "fit_or_load",
-           "make_generator", "model_config", "prepare_data", "resolve_models", "run_bench"]
+__all__ = ["BenchOptions", "BenchOutcome", "auto_jobs", "check_bench", "check_names", "cores",
+           "make_spec", "plan_bench", "print_plan", "resolve_models", "run_bench"]
 
 log = logging.getLogger(__name__)
 
@@ -110,17 +106,13 @@ def resolve_models(cfg: BenchConfig) -> BenchConfig:
     return cfg
 
 
-def check_overrides(cfg: BenchConfig, user: tuple[str, ...] = ()) -> None:
-    """Every ``--set`` owner must be a registered model or attack, and one of the run's for
-    user sets; a ``*.field`` must name a field of at least one of the run's models (a typo
-    would otherwise change nothing). See :func:`robustbnn.settings.check_owners`."""
-    check_owners(cfg, user)
-
-
 def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
     """Check every value of a run before any work: the config's types and ranges, every name
     (models, dataset, attacks, OOD sets, measures), the ``--set`` overrides and every model
     config they give (types and ranges).
+
+    The one check of a run: :func:`plan_bench`, :func:`print_plan` and :func:`run_bench` take
+    the config it returns and check nothing again.
 
     Args:
         cfg: The run's config (no models = every registered one).
@@ -134,22 +126,44 @@ def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
         UnknownNameError: An unknown model, dataset, attack, OOD set or measure.
     """
     cfg = resolve_models(cfg).check()
-    check_overrides(cfg, user)
-    check_names(RunSpec(cfg=cfg, data_root=None, download=False, device="cpu", cache_dir=""))
+    check_owners(cfg, user)  # every --set names a model or attack (of the run, for user sets)
+    check_names(cfg)
     check_preprocessing(cfg.ood_preprocessing)
     DATASETS.get(cfg.dataset)
     resolve_settings(cfg)  # every model and attack config: types and ranges
     return cfg
 
 
-def git_sha() -> str | None:
-    """The commit of the robustbnn checkout, if it is one."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
+IN_SPLITS = ("test", "val")
+
+
+def check_names(cfg: BenchConfig) -> None:
+    """Every model, attack, OOD set, measure and shift level named by ``cfg`` exists, and its
+    OOD options fit its sets (before any work starts).
+
+    Raises:
+        ConfigError: For a bad ``ood_in_split``, ``ood_counts`` or shift angles.
+        UnknownNameError: For an unknown model, attack, OOD set, measure or corruption.
+    """
+    if cfg.ood_in_split not in IN_SPLITS:
+        raise ConfigError(f"ood_in_split must be one of {list(IN_SPLITS)}, got "
+                          f"{cfg.ood_in_split!r}")
+    unknown = sorted(set(dict(cfg.ood_counts)) - set(cfg.ood))
+    if unknown:
+        raise ConfigError(f"ood_counts names sets the run does not score: {unknown}; "
+                          f"its sets: {list(cfg.ood)}")
+    for name in (*cfg.models, *cfg.heldout_models):
+        MODELS.get(name)
+    for attack in cfg.attacks:
+        ATTACKS.get(attack)
+    for ood in cfg.adv_ood_sets:
+        check_ood_name(ood)
+    check_levels(cfg.shift, cfg.shift_angles, cfg.shift_corruptions)
+    for measure in cfg.extra_measures:
+        EXTRA_MEASURES.get(measure)
+    for ood in cfg.ood:
+        if parse_heldout(ood) is None:
+            check_ood_name(ood)
 
 
 JOBS_ENV = "ROBUSTBNN_JOBS"
@@ -175,11 +189,15 @@ def auto_jobs(device: torch.device, executor: str = "local") -> int:
         return int(value)
     if device.type != "cpu" or executor != "local":
         return 1
+    return max(1, min(cores(), MAX_AUTO_JOBS))
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
     try:
-        cores = len(os.sched_getaffinity(0))
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_AUTO_JOBS))
+        return os.cpu_count() or 1
 
 
 def _threads(opts: BenchOptions) -> int | None:
@@ -207,13 +225,14 @@ def make_spec(cfg: BenchConfig, opts: BenchOptions) -> RunSpec:
 
 
 def plan_bench(cfg: BenchConfig, opts: BenchOptions) -> tuple[Plan, CellStore]:
-    """Resolve the config and build its plan (loads the training data, trains nothing)."""
-    cfg = check_bench(cfg)
+    """The plan of a config :func:`check_bench` returned (loads the training data, trains
+    nothing), and the store of its run folder."""
     return build_plan(make_spec(cfg, opts)), CellStore(Path(opts.out_dir))
 
 
 def print_plan(cfg: BenchConfig, opts: BenchOptions) -> str:
-    """``--plan``: the cells, their dependencies and which are done; runs nothing."""
+    """``--plan`` of a config :func:`check_bench` returned: the cells, their dependencies and
+    which are done; runs nothing."""
     plan, store = plan_bench(cfg, opts)
     return format_plan(plan, store.done_ids([c.id for c in plan.cells]))
 
@@ -221,11 +240,15 @@ def print_plan(cfg: BenchConfig, opts: BenchOptions) -> str:
 def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
     """Run the plan's unfinished cells, then assemble results and reports from the store.
 
+    Args:
+        cfg: The run's config, as :func:`check_bench` returned it.
+        opts: Where and how it runs.
+
     Raises:
         UserError: For unknown names, missing or corrupt data, a run folder of another
             configuration.
     """
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     plan, store = plan_bench(cfg, opts)
     Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
     with store.hold():  # from the claim to the last report: a second run waits
@@ -236,7 +259,7 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
             log.info("removed %d temporary folders of killed writers in the model cache %s",
                      removed, plan.spec.cache_dir)
         for cell in plan.cells:  # every OOD set loads (and is verified) before any training
-            if cell.task == "ood":
+            if cell.task == CellKind.OOD:
                 ood_images(plan.spec, cell.params["set"])
         executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
                                  ray_address=opts.ray_address)
@@ -249,14 +272,18 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
         # No cell with results finished (a passed contract has none), or every model was
         # refused: no results, no reports (the CLI says why).
         tasks = {c.id: c.task for c in plan.cells}
-        scored = [i for i in (*report.reused, *report.ran) if tasks[i] != "contract"]
+        scored = [i for i in (*report.reused, *report.ran) if tasks[i] != CellKind.CONTRACT]
         if not scored or set(refused) >= set(_models(plan)):
             return BenchOutcome([], report, plan, refused)
         # A refused model gets no numbers, not even those of cells an earlier run stored.
         stored = [(c, p) for c, p in finished_cells(plan, store, report)
                   if c.model not in refused]
-        rows = assemble(stored, store, opts)
-        write_run_json(plan, stored, opts, report, started, refused)
+        rows = assemble(stored, store, save_scores=opts.save_scores)
+        face = {"out_dir": str(opts.out_dir), "suite": opts.suite,
+                "argv": list(opts.argv) if opts.argv is not None else None,
+                "executor": {"kind": opts.executor, "jobs": opts.jobs,
+                             "threads": plan.spec.threads}}
+        write_run_json(plan, stored, report, started, face, refused)
         render([Path(opts.out_dir)], Path(opts.out_dir))
     return BenchOutcome(rows, report, plan, refused)
 
@@ -270,99 +297,3 @@ def refusals(plan: Plan, report: RunReport) -> dict[str, dict[str, Any]]:
     """The models whose contract cell refused them: ``{model: {"clauses", "reason"}}``, in
     plan order."""
     return {m: report.refused[m] for m in _models(plan) if m in report.refused}
-
-
-def finished_cells(plan: Plan, store: CellStore,
-                   report: RunReport) -> list[tuple[Cell, dict[str, Any]]]:
-    """Every cell the run reports finished (reused or run), with its stored, verified JSON,
-    in plan order (each file read once). None is skipped: a cell missing now fails the run.
-
-    Raises:
-        CellMissing: A finished cell whose file vanished or was damaged since; names it.
-    """
-    finished = {*report.reused, *report.ran}
-    return [(cell, store.read(cell.id)) for cell in plan.cells if cell.id in finished]
-
-
-def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore,
-             opts: BenchOptions) -> list[Result]:
-    """``results.csv``/``.jsonl`` (plan order) and the per-example scores, from stored cells."""
-    rows: list[Result] = []
-    clean: dict[str, dict] = {}  # per model, the clean scores (read once)
-    out = Path(opts.out_dir)
-    if not opts.save_scores:  # the run's own score files: none may outlive the option
-        store.remove_own("scores/")
-    for cell, payload in stored:
-        rows += [Result.from_json(r) for r in payload["rows"]]
-        if not opts.save_scores:
-            continue
-        arrays = store.arrays(cell.id) if cell.task in ("clean", "ood", "heldout") else {}
-        if FAULT_ARRAY in arrays:  # a numerical_fault flag: no scores to write
-            continue
-        if cell.task == "clean":
-            clean[cell.model] = arrays
-        elif cell.task == "ood" and cell.model in clean:
-            _own_scores(store, cell.model, cell.params["set"])
-            write_scores(out, cell.model, cell.params["set"], clean[cell.model], arrays)
-        elif cell.task == "heldout":
-            split = {side: {k.split("/", 1)[1]: v for k, v in arrays.items()
-                            if k.startswith(f"{side}/")} for side in ("in", "out")}
-            name = heldout_name(cell.params["k"])
-            _own_scores(store, cell.model, name)
-            write_scores(out, cell.model, name, split["in"], split["out"])
-    write_results(Path(opts.out_dir), rows)
-    return rows
-
-
-def _own_scores(store: CellStore, model: str, dataset: str) -> None:
-    """Record a score file as the run's own before it is written (robustbnn.run.ownership)."""
-    path = scores_path(store.out_dir, model, dataset)
-    store.record([path.relative_to(store.out_dir).as_posix()])
-
-
-def _device_name(device: str) -> str | None:
-    if device == "cuda" and torch.cuda.is_available():
-        return torch.cuda.get_device_name()
-    return None
-
-
-def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], opts: BenchOptions,
-                   report: RunReport, started: dt.datetime,
-                   refused: dict[str, dict[str, Any]] | None = None) -> None:
-    """Provenance: versions, device, config, data, per-model fit records, what ran, and the
-    models the model contract refused (``refused``, which the leaderboard lists)."""
-    cfg = plan.spec.cfg
-    models: dict[str, dict[str, Any]] = {}
-    contract: dict[str, dict[str, Any]] = {}
-    for cell, stored in finished:
-        if cell.task == "contract":  # its own entry: the models' seconds are their cells'
-            contract[cell.model] = {**stored["info"], "seconds": stored["seconds"]}
-            continue
-        entry = models.setdefault(cell.model, {"seconds": 0.0})
-        if cell.task == "train" and cell.params["heldout"] is not None:
-            k = heldout_name(cell.params["heldout"])
-            entry.setdefault("heldout", {})[k] = {**stored["info"], "seconds": stored["seconds"]}
-        elif cell.task == "train":
-            entry.update(stored["info"])
-        entry["seconds"] += stored["seconds"]
-    bundle = bench_data(plan.spec)
-    data = {"name": bundle.name, "source": bundle.source, "fingerprint": bundle.fingerprint,
-            "sizes": [len(bundle.train), len(bundle.val), len(bundle.test)]}
-    labels = {c.id: c.label for c in plan.cells}
-    run = {
-        "robustbnn": __version__, "git_sha": git_sha(), "torch": torch.__version__,
-        "python": platform.python_version(), "device": plan.spec.device,
-        "gpu": _device_name(plan.spec.device), "seed": cfg.seed, "suite": opts.suite,
-        "config": dataclasses.asdict(cfg), "data": data,
-        "models": models, "argv": list(opts.argv) if opts.argv is not None else None,
-        "executor": {"kind": opts.executor, "jobs": opts.jobs, "threads": plan.spec.threads},
-        "cells": {"total": len(plan.cells), "reused": len(report.reused),
-                  "ran": len(report.ran),
-                  "failed": {labels[i]: e for i, e in report.failed.items()},
-                  "skipped": {labels[i]: e for i, e in report.skipped.items()}},
-        "contract": contract, "refused": refused or {},
-        "started": started.isoformat(),
-        "seconds": (dt.datetime.now(dt.timezone.utc) - started).total_seconds(),
-    }
-    write_json(Path(opts.out_dir) / "run.json", json.loads(json.dumps(run, default=str)))
-

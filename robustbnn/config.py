@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import enum
 import types
 import typing
 from typing import Any, ClassVar, TypeVar
@@ -184,7 +185,7 @@ def _check_needs(cfg: Any, field: str, allowed: OneOf, owner: str) -> None:
 
 
 def check_type(value: Any, annotation: Any, where: str) -> Any:
-    """Check ``value`` against a field annotation; allow int -> float and list -> tuple.
+    """Check ``value`` against an annotation; allow int -> float, list -> tuple, value -> enum.
 
     Raises:
         ConfigError: Naming ``where``, the expected type and the value.
@@ -213,6 +214,10 @@ def check_type(value: Any, annotation: Any, where: str) -> Any:
             return tuple(check_type(v, a, where) for v, a in zip(value, args, strict=True))
         item = args[0] if args else Any
         return tuple(check_type(v, item, where) for v in value)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        if value not in (known := [m.value for m in annotation]):  # a member equals its value
+            raise ConfigError(f"{where}: unknown {value!r}; known: {known}")
+        return annotation(value)
     if annotation is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if annotation is bool and not isinstance(value, bool):

@@ -1,12 +1,15 @@
 """A named registry: one per extension point (models, datasets, attacks, measures).
 
 Names come from the dictionary itself, never from a hand-typed list, so the error for an
-unknown name and ``names()`` can never drift from what is registered.
+unknown name and ``names()`` can never drift from what is registered. Tests (the project's and
+plug-in authors') register for a ``with`` block only: :meth:`Registry.temporary` for one
+entry, :meth:`Registry.sandbox` for whatever a plug-in registers on import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 from robustbnn.errors import UnknownNameError
@@ -44,6 +47,66 @@ class Registry(Generic[T]):
             raise ValueError(f"{self.kind} {name!r} is already registered")
         self._items[name] = obj
         return obj
+
+    @contextmanager
+    def temporary(self, name: str, obj: T, *, replace: bool = False) -> Iterator[T]:
+        """Register ``obj`` under ``name`` for the ``with`` block only (for tests).
+
+        When the block exits, also when it raises, the name is gone again, or, with
+        ``replace=True``, holds the entry it held before.
+
+        Args:
+            name: The name.
+            obj: What to register.
+            replace: Stand in for the entry registered under ``name`` (a test's variant of a
+                model); without it a taken name is refused.
+
+        Raises:
+            ValueError: If ``name`` is already registered and ``replace`` is False, as
+                :meth:`register`.
+
+        Example:
+            >>> R = Registry[int]("number")
+            >>> with R.temporary("two", 2):
+            ...     R.get("two")
+            2
+            >>> "two" in R
+            False
+        """
+        replaced = replace and name in self._items
+        before = self._items.get(name)
+        if replaced:
+            self._items[name] = obj
+        else:
+            self.register(name, obj)
+        try:
+            yield obj
+        finally:
+            if replaced:
+                self._items[name] = before
+            else:
+                self._items.pop(name, None)
+
+    @contextmanager
+    def sandbox(self) -> Iterator[Registry[T]]:
+        """Undo every registration made inside the ``with`` block when it exits, also on error.
+
+        For tests that load plug-ins, which register on import: the registry holds exactly
+        what it held before the block, in the same order.
+
+        Example:
+            >>> R = Registry[int]("number")
+            >>> with R.sandbox():
+            ...     _ = R.register("three", 3)
+            >>> R.names()
+            []
+        """
+        saved = dict(self._items)
+        try:
+            yield self
+        finally:
+            self._items.clear()
+            self._items.update(saved)
 
     def get(self, name: str) -> T:
         """Return the object registered under ``name``.

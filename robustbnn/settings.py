@@ -15,12 +15,14 @@ S_attack grids of its cells. FGSM and the targeted attack take theirs from the s
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import logging
 from typing import Any
 
 from robustbnn.attacks import ATTACKS
 from robustbnn.attacks.base import attack_norm, eps_grid_of, settings_of
+from robustbnn.bench_config import BenchConfig, check_samples
 from robustbnn.config import (
     NON_NEGATIVE,
     POSITIVE_INT,
@@ -34,14 +36,22 @@ from robustbnn.config import (
 )
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
-from robustbnn.suites import BenchConfig, check_samples
 
-__all__ = ["SUITE_ATTACKS", "AttackSettings", "Settings", "attack_settings", "check_owners",
+__all__ = ["AttackSettings", "Settings", "SuiteAttack", "attack_settings", "check_owners",
            "model_config", "resolve_settings"]
 
 log = logging.getLogger(__name__)
 
-SUITE_ATTACKS = ("fgsm", "targeted_ifgsm")  # settings from the suite's fields, not --set
+
+class SuiteAttack(enum.StrEnum):
+    """The attacks whose settings are the suite's fields (not ``--set``) and whose cells have
+    kinds of their own (``fgsm`` and ``sanity``, ``targeted``); any other registered attack
+    runs as ``attack`` cells with its resolved :class:`AttackSettings`."""
+
+    FGSM = "fgsm"
+    TARGETED_IFGSM = "targeted_ifgsm"
+
+
 GRIDS = {"eps": (tuple[float, ...], NON_NEGATIVE), "n_samples": (tuple[int, ...], POSITIVE_INT)}
 
 
@@ -70,6 +80,24 @@ class AttackSettings:
         return settings_of(self.attack)
 
 
+def _named(pairs: tuple[tuple[str, Any], ...], kind: str, name: str) -> Any:
+    """The value paired with ``name`` in ``pairs`` (a run's models or attacks).
+
+    Args:
+        pairs: ``(name, value)`` pairs of one kind, in the run's order.
+        kind: ``"model"`` or ``"attack"``: names the error and its ``--<kind>s`` flag.
+        name: The name to look up.
+
+    Raises:
+        ConfigError: When the run does not have ``name``.
+    """
+    found = dict(pairs).get(name)
+    if found is None:
+        raise ConfigError(f"{kind} {name!r} is not one of this run's {kind}s "
+                          f"{[m for m, _ in pairs]}; add it with --{kind}s")
+    return found
+
+
 @dataclasses.dataclass(frozen=True)
 class Settings:
     """Every model's and attack's resolved config for one run (picklable, hashable).
@@ -89,11 +117,7 @@ class Settings:
         Raises:
             ConfigError: When the run does not have the model.
         """
-        found = dict(self.models).get(name)
-        if found is None:
-            raise ConfigError(f"model {name!r} is not one of this run's models "
-                              f"{[m for m, _ in self.models]}; add it with --models")
-        return found
+        return _named(self.models, "model", name)
 
     def attack(self, name: str) -> AttackSettings:
         """The resolved settings of attack ``name``.
@@ -101,11 +125,7 @@ class Settings:
         Raises:
             ConfigError: When the run does not have the attack.
         """
-        found = dict(self.attacks).get(name)
-        if found is None:
-            raise ConfigError(f"attack {name!r} is not one of this run's attacks "
-                              f"{[a for a, _ in self.attacks]}; add it with --attacks")
-        return found
+        return _named(self.attacks, "attack", name)
 
     def to_json(self) -> dict[str, Any]:
         """Model and attack configs as JSON data (``--print-config``)."""
@@ -119,8 +139,8 @@ def model_config(name: str, overrides: tuple[str, ...] | list[str], shrink: str 
     """The model's default config, shrunk to the ``shrink`` budget its spec declares, with
     ``name.field=value`` / ``*.field=value`` applied after, every field range-checked.
 
-    The one resolver of model configs: :func:`resolve_settings` calls it for a run, and
-    reports rebuild a stored run's configs with it.
+    The one resolver of model configs: :func:`resolve_settings` calls it for a run, and a
+    reproduction rebuilds its declared runs' configs with it (reports read ``run.json``).
 
     Raises:
         ConfigError: A value of the wrong type or out of its field's range, naming the model,
@@ -231,7 +251,7 @@ def _known_owner(owner: str, field: str) -> str:
         return "*"
     if owner in MODELS.names():
         return "model"
-    if owner in SUITE_ATTACKS:
+    if owner in tuple(SuiteAttack):
         raise ConfigError(f"--set {owner}.{field}: {owner} takes its settings from the suite's "
                           "fields (eps, s_attack, attack_objective, attack_label, attack_clip, "
                           "targeted_*; see --print-config), not from --set")
@@ -256,6 +276,7 @@ def resolve_settings(cfg: BenchConfig) -> Settings:
     check_owners(cfg)
     models = tuple((m, model_config(m, cfg.overrides, cfg.shrink))
                    for m in dict.fromkeys((*cfg.models, *cfg.heldout_models)))
-    attacks = tuple((a, attack_settings(a, cfg)) for a in cfg.attacks if a not in SUITE_ATTACKS)
+    attacks = tuple((a, attack_settings(a, cfg)) for a in cfg.attacks
+                    if a not in tuple(SuiteAttack))
     return Settings(models, attacks)
 

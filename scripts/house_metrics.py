@@ -18,7 +18,7 @@ LONG_FUNCTION = 60
 WIDE_FUNCTION = 6
 # The bench path: the CLI, the plan, the runner, the tasks, the store, the reports; the
 # library (attacks, metrics, models, ...) is what the tasks call.
-BENCH_PATH = ("cli.py", "bench.py", "run/", "results/", "report/")
+BENCH_PATH = ("cli/", "bench.py", "run/", "results/", "report/")
 
 
 def _params(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from robustbnn.attacks._grad import mc_input_grad
+from robustbnn.attacks._grad import GradientSettings, mc_input_grad
 from robustbnn.data import load_dataset
 from robustbnn.models import MODELS
 from robustbnn.settings import model_config
@@ -38,9 +38,9 @@ for name, ov in variants.items():
     top2 = logits.topk(2, -1).values
     gap = (top2[..., 0] - top2[..., 1])
     acc = (torch.softmax(logits, -1).mean(0).argmax(-1) == y).float().mean().item()
-    grad = mc_input_grad(m, x, y, n_samples=1, objective="predictive", generator=g)
+    grad = mc_input_grad(m, x, y, GradientSettings(1, "predictive"), generator=g)
     zero = (grad.flatten(1).abs().sum(1) == 0).float().mean().item()
-    gradcw = mc_input_grad(m, x, y, n_samples=1, objective="cw", generator=g)
+    gradcw = mc_input_grad(m, x, y, GradientSettings(1, "cw"), generator=g)
     zerocw = (gradcw.flatten(1).abs().sum(1) == 0).float().mean().item()
     sys.stdout.write(f"{name}: acc {acc:.3f} max|logit| {logits.abs().max():.0f} median gap "
                      f"{gap.median():.1f} gap>88 {(gap > 88).float().mean():.3f} zero-grad CE "

@@ -13,16 +13,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from robustbnn.bench import BenchOptions, prepare_data, run_bench
+from robustbnn.bench import BenchOptions, check_bench, run_bench
+from robustbnn.bench_config import BenchConfig
 from robustbnn.contract.checked import Checked
 from robustbnn.data import load_dataset
 from robustbnn.results.store import read_results
 from robustbnn.run.cells import Cell
-from robustbnn.run.context import Context, RunSpec
+from robustbnn.run.context import Context, RunSpec, prepare_data
 from robustbnn.run.tasks import TASKS
 from robustbnn.settings import model_config
-from robustbnn.suites import SUITES, BenchConfig
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.suites import SUITES
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)  # the measured numbers: pytest --log-cli-level=INFO
@@ -32,9 +33,12 @@ log = logging.getLogger(__name__)  # the measured numbers: pytest --log-cli-leve
 
 @pytest.mark.slow
 def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
+    # Only the FGSM cells are read: no robustness or shift cells (each cell has its own id and
+    # random streams, so the FGSM numbers are those of the full default suite).
     cfg = dataclasses.replace(SUITES.get("default"), models=("mc_dropout", "bbb_gaussian"),
-                              targeted_steps=0, ood=(), eps=(0.005, 0.02, 0.1))
-    run_bench(cfg, BenchOptions(out_dir=tmp_path, cache_dir=tmp_path / "cache"))
+                              targeted_steps=0, ood=(), eps=(0.005, 0.02, 0.1), robustness=(),
+                              shift=())
+    run_bench(check_bench(cfg), BenchOptions(out_dir=tmp_path, cache_dir=tmp_path / "cache"))
     results = read_results(tmp_path)
     fgsm = results[results["task"] == "fgsm"].copy()
     fgsm["eps"] = fgsm["setting"].map(lambda s: s["eps"])
@@ -60,7 +64,7 @@ def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
 
 def _targeted_success(name: str, data, steps: int, override: str = 'arch="cnn"') -> list[float]:
     cfg = model_config(name, (*SUITES.get("default").overrides, f"{name}.{override}"))
-    model, _ = fit_or_load(name, cfg, data, seed=0, device=CPU, cache_dir=None, progress=False)
+    model, _ = fit_or_load(name, cfg, data, TrainSetup(0, CPU, None))
     bench = dataclasses.replace(BenchConfig(), s_eval=100)
     params = {"steps": steps, "step_size": 0.01, "S_attack": 10 if name != "mlp" else 1,
               "objective": "predictive", "target": 0, "every": 10, "n": 300, "S_eval": 100,

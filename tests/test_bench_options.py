@@ -8,17 +8,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from robustbnn.bench import BenchOptions, resolve_models, run_bench
+from robustbnn.bench import BenchOptions, check_bench, resolve_models, run_bench
 from robustbnn.cli import main
 from robustbnn.errors import UnknownNameError
 from robustbnn.suites import SUITES
 
 
+@pytest.mark.bench
 def test_heldout_classes_retrain_only_the_heldout_models(tmp_path: Path) -> None:
     cfg = dataclasses.replace(SUITES.get("smoke"), ood=("uniform", "heldout:3"),
                               heldout_models=("mc_dropout",), s_attack=(), eps=(),
                               targeted_steps=0)
-    run_bench(cfg, BenchOptions(out_dir=tmp_path, suite="smoke"))
+    run_bench(check_bench(cfg), BenchOptions(out_dir=tmp_path, suite="smoke"))
     results = pd.read_csv(tmp_path / "results.csv", keep_default_na=False)
     ood = results[results["task"] == "ood"]
     assert set(ood.loc[ood["dataset"] == "uniform", "model"]) == {"mlp", "mc_dropout"}
@@ -33,6 +34,7 @@ def test_unknown_heldout_model_is_rejected_before_training() -> None:
         resolve_models(cfg)
 
 
+@pytest.mark.bench
 def test_no_save_scores_writes_no_scores_but_the_same_results(tmp_path: Path) -> None:
     common = ["bench", "--suite", "smoke", "--quiet", "--models", "mlp", "--ood", "uniform",
               "--cache-dir", str(tmp_path / "cache")]
@@ -47,6 +49,7 @@ def test_no_save_scores_writes_no_scores_but_the_same_results(tmp_path: Path) ->
     assert [x for x in a if x not in timing] == [y for y in b if "seconds_per_1000" not in y]
 
 
+@pytest.mark.bench
 def test_no_save_scores_rerun_removes_the_runs_own_stale_scores(tmp_path: Path) -> None:
     args = ["bench", "--suite", "smoke", "--quiet", "--models", "mlp", "--ood", "uniform",
             "--attacks", "fgsm", "--no-cache", "--out", str(tmp_path / "run")]

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from robustbnn import cli
+from robustbnn.bench_config import max_samples
 from robustbnn.cli import main
+from robustbnn.cli.bench import bench_options
+from robustbnn.cli.parser import build_parser
 from robustbnn.config import check_config
 from robustbnn.models import MODELS
-from robustbnn.suites import max_samples
 
 
 def _bench(tmp_path: Path, *extra: str) -> list[str]:
@@ -110,5 +111,5 @@ def test_every_default_config_meets_what_its_choices_need(name: str) -> None:
 
 def test_an_in_range_run_is_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ROBUSTBNN_JOBS", raising=False)
-    args = cli._parser().parse_args(["bench", "--jobs", "2", "--threads", "1"])
-    assert cli._bench_options(args, [], Path("unused"), "smoke").jobs == 2
+    args = build_parser().parse_args(["bench", "--jobs", "2", "--threads", "1"])
+    assert bench_options(args, [], Path("unused"), "smoke").jobs == 2

@@ -288,6 +288,7 @@ def _save_and_load(cache_dir: Path, rounds: int, start: Barrier, out: Queue) -> 
     out.put(problems + collect.messages)
 
 
+@pytest.mark.bench
 def test_concurrent_writers_never_fail(tmp_path: Path) -> None:
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Barrier(2), ctx.Queue()
@@ -314,6 +315,7 @@ def _try_lock(cache_dir: Path) -> bool:
     return True
 
 
+@pytest.mark.bench
 def test_lock_serialises_processes(tmp_path: Path) -> None:
     held = cache.lock(tmp_path, NAME, KEY)
     assert held.lock_file == str(tmp_path / NAME / f"{KEY}.lock")

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from robustbnn._atomic import OWNER
-from robustbnn.training import cache
+from robustbnn.training import cache, cache_folders
 
 
 def _dead_pid() -> int:
@@ -35,9 +35,9 @@ def test_leftovers_of_dead_writers_go_and_live_ones_stay(tmp_path: Path) -> None
     for name in names.values():
         (folder / name).mkdir(parents=True)
         (folder / name / cache.WEIGHTS).write_bytes(b"partial")
-    day_ago = time.time() - cache.STALE_SECONDS - 60
+    day_ago = time.time() - cache_folders.STALE_SECONDS - 60
     os.utime(folder / names["old naming, stale"], (day_ago, day_ago))
-    assert cache.remove_dead_temps(tmp_path) == 3
+    assert cache_folders.remove_dead_temps(tmp_path) == 3
     left = {k for k, name in names.items() if (folder / name).exists()}
     assert left == {"live", "other host", "old naming, fresh", "entry"}
 
@@ -56,8 +56,8 @@ def test_a_writer_names_itself_in_its_temporary_folder(tmp_path: Path,
         cache.save(tmp_path, "mlp", "0123456789abcdef", torch.nn.Linear(2, 2), {})
     monkeypatch.undo()
     assert seen and seen[0].startswith(f".0123456789abcdef-tmp-{OWNER.rsplit('-', 1)[0]}-")
-    assert cache.remove_dead_temps(tmp_path) == 0  # this writer is alive: kept
+    assert cache_folders.remove_dead_temps(tmp_path) == 0  # this writer is alive: kept
     (tmp_path / "mlp" / seen[0]).rename(tmp_path / "mlp" / seen[0].replace(
         f"-{os.getpid()}-", f"-{_dead_pid()}-"))
-    assert cache.remove_dead_temps(tmp_path) == 1
+    assert cache_folders.remove_dead_temps(tmp_path) == 1
     assert not list((tmp_path / "mlp").glob(".*-tmp-*"))

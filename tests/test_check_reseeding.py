@@ -12,7 +12,7 @@ from torch import Tensor
 
 from robustbnn.config import TrainConfig
 from robustbnn.models import BayesianModule, ModelSpec
-from robustbnn.testing import BENCH_CLAUSES, check_module
+from robustbnn.testing import BENCH_CLAUSES, CheckOptions, check_module
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,8 +57,8 @@ class _ReseedsNumpy(_Noisy):
 def _check(cls: type) -> dict[str, str]:
     spec = ModelSpec(cls, _Config, "test", "tests")
     model = cls(_Config(), (1, 4, 4), 3, torch.Generator().manual_seed(0))
-    report = check_module(model, spec, name="m", config=_Config(), input_shape=(1, 4, 4),
-                          clauses=BENCH_CLAUSES)
+    report = check_module(model, spec, name="m", config=_Config(),
+                          options=CheckOptions(input_shape=(1, 4, 4)), clauses=BENCH_CLAUSES)
     return {r.clause: r.detail for r in report.results if r.status == "failed"}
 
 

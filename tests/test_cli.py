@@ -68,6 +68,7 @@ def test_targeted_samples_must_be_positive(capsys: pytest.CaptureFixture[str]) -
     assert "--targeted-samples: expected a positive whole number, got '0'" in err
 
 
+@pytest.mark.bench
 def test_bench_writes_outputs_and_reuses_cache(tmp_path: Path) -> None:
     assert _bench(tmp_path, out="a") == 0
     assert _bench(tmp_path, out="b") == 0
@@ -159,6 +160,7 @@ def test_debug_shows_the_exception(tmp_path: Path) -> None:
         _bench(tmp_path, "--models", "nope", "--debug")
 
 
+@pytest.mark.bench
 def test_diverged_training_is_an_error_and_caches_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -177,6 +179,7 @@ def test_unknown_ood_set_fails_before_training(tmp_path: Path,
     assert not (tmp_path / "cache").exists()  # nothing was trained
 
 
+@pytest.mark.bench
 def test_missing_ood_files_fail_before_training(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     assert _bench(tmp_path, "--ood", "notmnist", "--data-root", str(tmp_path)) == 1
@@ -196,6 +199,7 @@ def test_datasets_lists_the_ood_sets(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert rows["folder:PATH"] == rows["heldout:K"] == "-"  # sets named by a pattern
 
 
+@pytest.mark.bench
 def test_ood_sets_and_preprocessing_reach_results_and_legend(tmp_path: Path) -> None:
     assert _bench(tmp_path, "--models", "mlp", "--ood", "gaussian,glyphs",
                   "--ood-preprocessing", "bhn_reference") == 0
@@ -206,6 +210,7 @@ def test_ood_sets_and_preprocessing_reach_results_and_legend(tmp_path: Path) -> 
     assert "| glyphs |" in (tmp_path / "out" / "ood.md").read_text()
 
 
+@pytest.mark.bench
 def test_bench_saves_per_example_scores_that_reproduce_the_metrics(tmp_path: Path) -> None:
     import numpy as np
     from sklearn.metrics import roc_auc_score
@@ -222,6 +227,7 @@ def test_bench_saves_per_example_scores_that_reproduce_the_metrics(tmp_path: Pat
     assert (out / "figures" / "ood_mlp.png").is_file()
 
 
+@pytest.mark.bench
 def test_heldout_class_trains_without_it_and_scores_it_as_ood(tmp_path: Path) -> None:
     assert _bench(tmp_path, "--models", "mlp", "--ood", "uniform,heldout:3") == 0
     out = tmp_path / "out"
@@ -242,13 +248,14 @@ def test_heldout_class_trains_without_it_and_scores_it_as_ood(tmp_path: Path) ->
 @pytest.mark.parametrize("suite", ["default", "paper", "bhn_table2", "smoke", "ci"])
 def test_every_suite_names_registered_models_sets_and_overrides(
         suite: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from robustbnn.bench import check_overrides, resolve_models
+    from robustbnn.bench import resolve_models
     from robustbnn.data import OOD_DATASETS
     from robustbnn.data.heldout import parse_heldout
+    from robustbnn.settings import check_owners
     from robustbnn.suites import SUITES
 
     cfg = resolve_models(SUITES.get(suite))
-    check_overrides(cfg)
+    check_owners(cfg)
     assert all(parse_heldout(o) is not None or o in OOD_DATASETS for o in cfg.ood)
     assert main(["bench", "--suite", suite, "--print-config"]) == 0
     printed = json.loads(capsys.readouterr().out)
@@ -267,12 +274,14 @@ def test_ci_suite_needs_no_data_root_or_network() -> None:
     assert cfg.targeted_steps == 100
 
 
+@pytest.mark.bench
 def test_quiet_writes_nothing_to_the_terminal(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     assert _bench(tmp_path, "--models", "mlp") == 0
     assert capsys.readouterr() == ("", "")
 
 
+@pytest.mark.bench
 def test_non_tty_gets_a_line_per_cell_but_no_progress_bars_or_summary_table(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import re
@@ -293,6 +302,7 @@ def test_non_tty_gets_a_line_per_cell_but_no_progress_bars_or_summary_table(
                             ".json/.html, ood.md, figures/)\n")
 
 
+@pytest.mark.bench
 def test_a_terminal_gets_stage_progress_bars_and_a_summary_table(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

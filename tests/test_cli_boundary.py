@@ -159,6 +159,7 @@ def test_report_on_bad_files_is_one_line(tmp_path: Path, capsys: pytest.CaptureF
     assert all(w in line for w in words), line
 
 
+@pytest.mark.bench
 def test_names_from_data_are_escaped_and_never_math_text(tmp_path: Path) -> None:
     from tests.report._runs import rows, write_run
 

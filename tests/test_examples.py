@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,11 +23,12 @@ EXAMPLES = [
 
 
 @pytest.fixture
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> None:
+def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test imports its plug-in itself and leaves the registry as it found it."""
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
     for _, _, module, _ in EXAMPLES:
         monkeypatch.delitem(sys.modules, module, raising=False)
+    with MODELS.sandbox():
+        yield
 
 
 def _rows(out: Path) -> list[dict]:
@@ -39,6 +41,7 @@ def _cached(out: Path) -> list[bool]:
     return [m["cached"] for m in json.loads((out / "run.json").read_text())["models"].values()]
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize(("library", "pip_name", "module", "model"), EXAMPLES)
 @pytest.mark.filterwarnings("ignore::FutureWarning")  # torch.jit.script, in the libraries
 def test_example_benches_and_its_cached_rerun_agrees(library: str, pip_name: str, module: str,

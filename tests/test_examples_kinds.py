@@ -8,6 +8,7 @@ import json
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,13 @@ MODULES = ("examples.l2_pgd_plugin", "examples.ood_set_plugin", "examples.measur
 
 
 @pytest.fixture
-def fresh_registries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The examples register into copies of the registries, which the test then drops."""
-    for registry in (ATTACKS, OOD_DATASETS, UNCERTAINTIES, SUITES):
-        monkeypatch.setattr(registry, "_items", dict(registry._items))
+def fresh_registries(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """What the examples register is dropped after the test."""
     for module in MODULES:
         monkeypatch.delitem(sys.modules, module, raising=False)
     monkeypatch.chdir(ROOT)  # --plugin examples.X finds the module in the current folder
+    with ATTACKS.sandbox(), OOD_DATASETS.sandbox(), UNCERTAINTIES.sandbox(), SUITES.sandbox():
+        yield
 
 
 def _commands(readme: Path) -> list[list[str]]:
@@ -40,6 +41,7 @@ def _commands(readme: Path) -> list[list[str]]:
     return [shlex.split(line.split("#")[0])[1:] for line in lines]
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("readme", ["README.md", "examples/README.md"])
 def test_every_documented_example_command_plans(readme: str, fresh_registries: None,
                                                 capsys: pytest.CaptureFixture[str]) -> None:

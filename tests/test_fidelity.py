@@ -17,7 +17,7 @@ from robustbnn.data.root import resolve_data_root
 from robustbnn.models import MODELS
 from robustbnn.settings import model_config
 from robustbnn.suites import SUITES
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)
@@ -26,8 +26,7 @@ log = logging.getLogger(__name__)
 def _test_accuracy(name: str, dataset: str, seed: int = 0, **changes) -> float:
     data = load_dataset(dataset, resolve_data_root(None) if dataset != "mnist5k" else None)
     cfg = dataclasses.replace(model_config(name, SUITES.get("default").overrides), **changes)
-    model, _ = fit_or_load(name, cfg, data, seed=seed, device=CPU, cache_dir=None,
-                           progress=False)
+    model, _ = fit_or_load(name, cfg, data, TrainSetup(seed, CPU, None))
     probs = sample_probs(model.eval(), data.test.x, 100,
                          generator=make_generator(CPU, seed, name, "eval", "clean"))
     return (probs.mean(0).argmax(-1) == data.test.y).float().mean().item()

@@ -3,11 +3,13 @@ and the global-RNG recipe."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import logging
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from robustbnn.models import MODELS
 from robustbnn.models.base import BayesianModule, ModelSpec, code_identity
 from robustbnn.settings import model_config
 from robustbnn.training import cache
-from robustbnn.training.fit_or_load import fit_or_load, model_cache_key
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load, model_cache_key
 
 C = 3
 
@@ -64,20 +66,21 @@ class _Hooked(BayesianModule):
         self.fitted.fill_(1.0)
 
 
+HOOKED = ModelSpec(_Hooked, _Cfg, "hooks", "test", stochastic=False)
+
+
 @pytest.fixture
-def hooked():
-    name = "_test_hooked"
-    MODELS._items[name] = ModelSpec(_Hooked, _Cfg, "hooks", "test", stochastic=False)
+def hooked() -> Iterator[str]:
     _Hooked.calls.clear()
-    yield name
-    del MODELS._items[name]
+    with MODELS.temporary("_test_hooked", HOOKED):
+        yield "_test_hooked"
 
 
 def test_hooks_run_in_order_after_the_best_epoch_restore_and_not_on_a_cache_hit(
         hooked: str, tmp_path: Path) -> None:
     data = _data()
-    model, record = fit_or_load(hooked, _Cfg(), data, seed=0, device=torch.device("cpu"),
-                                cache_dir=tmp_path)
+    model, record = fit_or_load(hooked, _Cfg(), data,
+                                TrainSetup(0, torch.device("cpu"), tmp_path))
     epochs = [c for c in _Hooked.calls if c[0] == "epoch"]
     assert [c[1] for c in epochs] == [1, 2, 3, 4] and not any(c[2] for c in epochs)
     [after] = [c for c in _Hooked.calls if c[0] == "after_fit"]
@@ -87,8 +90,8 @@ def test_hooks_run_in_order_after_the_best_epoch_restore_and_not_on_a_cache_hit(
     assert model.fitted.item() == 1.0
 
     _Hooked.calls.clear()
-    again, record2 = fit_or_load(hooked, _Cfg(), data, seed=0, device=torch.device("cpu"),
-                                 cache_dir=tmp_path)
+    again, record2 = fit_or_load(hooked, _Cfg(), data,
+                                 TrainSetup(0, torch.device("cpu"), tmp_path))
     assert record2.cached and _Hooked.calls == []  # no hook on a hit: the cache holds it
     assert again.fitted.item() == 1.0
 
@@ -97,11 +100,12 @@ def test_version_is_in_the_cache_key(hooked: str) -> None:
     data = _data()
     key = model_cache_key(hooked, _Cfg(), data, 0)
     assert key == model_cache_key(hooked, _Cfg(), data, 0)
-    MODELS._items[hooked] = dataclasses.replace(MODELS.get(hooked), version="2")
-    assert model_cache_key(hooked, _Cfg(), data, 0) != key
+    with MODELS.temporary(hooked, dataclasses.replace(HOOKED, version="2"), replace=True):
+        assert model_cache_key(hooked, _Cfg(), data, 0) != key
     assert code_identity(MODELS.get("mlp")) == {}  # keys from before versions stay valid
 
 
+@pytest.mark.bench
 def test_editing_a_plugin_changes_its_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
     source = textwrap.dedent('''
@@ -117,12 +121,11 @@ def test_editing_a_plugin_changes_its_key(tmp_path: Path, monkeypatch: pytest.Mo
     for edit in ("", "# an edit\n"):
         module.write_text(source + edit)
         sys.modules.pop("_edited_plugin", None)
-        MODELS._items.pop("_test_edited", None)
-        importlib.import_module("_edited_plugin")
-        ident = code_identity(MODELS.get("_test_edited"))
-        assert set(ident) == {"source"}
-        keys.append(model_cache_key("_test_edited", _Cfg(), _data(), 0))
-    MODELS._items.pop("_test_edited", None)
+        with MODELS.sandbox():
+            importlib.import_module("_edited_plugin")
+            ident = code_identity(MODELS.get("_test_edited"))
+            assert set(ident) == {"source"}
+            keys.append(model_cache_key("_test_edited", _Cfg(), _data(), 0))
     assert keys[0] != keys[1]
 
 
@@ -131,8 +134,8 @@ def test_a_cache_entry_from_other_code_is_refused_naming_no_cache(
     from robustbnn.errors import CacheMismatchError
 
     data = _data()
-    model, record = fit_or_load(hooked, _Cfg(), data, seed=0, device=torch.device("cpu"),
-                                cache_dir=tmp_path)
+    model, record = fit_or_load(hooked, _Cfg(), data,
+                                TrainSetup(0, torch.device("cpu"), tmp_path))
     wider = nn.Linear(4, 5)  # the same key, but the code now builds another layout
     with pytest.raises(CacheMismatchError, match="--no-cache"):
         cache.load(tmp_path, hooked, record.cache_key, nn.ModuleDict({"fc": wider}))
@@ -140,16 +143,16 @@ def test_a_cache_entry_from_other_code_is_refused_naming_no_cache(
 
 def test_suites_shrink_each_model_by_its_declaration(hooked: str,
                                                      caplog: pytest.LogCaptureFixture) -> None:
-    MODELS._items[hooked] = dataclasses.replace(MODELS.get(hooked),
-                                                shrink={"smoke": {"epochs": 1}})
-    assert model_config(hooked, (), "smoke").epochs == 1
-    assert model_config(hooked, (f"{hooked}.epochs=2",), "smoke").epochs == 2  # --set wins
-    with pytest.raises(Exception, match="no setting 'hidden'"):
-        MODELS._items[hooked] = dataclasses.replace(MODELS.get(hooked),
-                                                    shrink={"smoke": {"hidden": (3,)}})
+    def shrunk(shrink: dict) -> contextlib.AbstractContextManager:
+        return MODELS.temporary(hooked, dataclasses.replace(HOOKED, shrink=shrink), replace=True)
+
+    with shrunk({"smoke": {"epochs": 1}}):
+        assert model_config(hooked, (), "smoke").epochs == 1
+        assert model_config(hooked, (f"{hooked}.epochs=2",), "smoke").epochs == 2  # --set wins
+    with pytest.raises(Exception, match="no setting 'hidden'"), \
+            shrunk({"smoke": {"hidden": (3,)}}):
         model_config(hooked, (), "smoke")
-    MODELS._items[hooked] = dataclasses.replace(MODELS.get(hooked), shrink={})
-    with caplog.at_level(logging.WARNING):
+    with shrunk({}), caplog.at_level(logging.WARNING):
         assert model_config(hooked, (), "smoke").epochs == 4
     assert "declares no 'smoke' budget" in caplog.text
     for name in MODELS.names():  # every built-in model declares its smoke budget

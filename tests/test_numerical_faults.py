@@ -72,8 +72,8 @@ def test_training_checks_the_contract_with_the_default_loss() -> None:
 def test_sanity_checks_check_the_frozen_sample() -> None:
     x, y = torch.rand(5, 4), torch.randint(3, (5,))
     with pytest.raises(ModelContractError, match="model 'swapped': clause 'shape'"):
-        fixed_randomness_succeeds(_Swapped(), x, y, FGSM(eps=0.1, n_samples=1),
-                                  member=torch.Generator(), name="swapped")
+        fixed_randomness_succeeds(Checked(_Swapped(), "swapped"), x, y,
+                                  FGSM(eps=0.1, n_samples=1), member=torch.Generator())
 
 
 def test_checked_names_attack_logits() -> None:
@@ -85,6 +85,7 @@ def test_checked_names_attack_logits() -> None:
         Checked(WithAttack(), "toy").attack_logits(torch.rand(5, 4), 2)
 
 
+@pytest.mark.bench
 def test_a_plugin_with_the_wrong_axis_order_is_one_line_naming_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "--suite", "smoke", "--quiet", "--no-cache", "--models",
@@ -99,6 +100,7 @@ def test_a_plugin_with_the_wrong_axis_order_is_one_line_naming_it(
     assert "Traceback" not in err
 
 
+@pytest.mark.bench
 def test_nan_logits_at_evaluation_are_flagged_and_the_run_goes_on(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"

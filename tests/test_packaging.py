@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import re
-import sys
+import tomllib
 from pathlib import Path
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # requires-python is >= 3.10; the test extra installs tomli there
-    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,10 +18,11 @@ from robustbnn.models import MODELS
 def fresh_plugin(monkeypatch: pytest.MonkeyPatch):
     """Forget the plug-in between tests, so each test proves its own loading path."""
     monkeypatch.delitem(sys.modules, "tests.plugins.toy_plugin", raising=False)
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
-    yield
+    with MODELS.sandbox():
+        yield
 
 
+@pytest.mark.bench
 def test_plugin_flag_registers_and_benches(fresh_plugin, tmp_path: Path) -> None:
     code = cli.main(["bench", "--suite", "smoke", "--quiet", "--plugin",
                      "tests.plugins.toy_plugin", "--models", "toy_ensemble,mlp",
@@ -69,7 +70,7 @@ def test_a_plugin_module_in_the_current_folder_imports(tmp_path, monkeypatch) ->
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
     monkeypatch.delitem(sys.modules, "_cwd_plugin_probe", raising=False)
-    cli.load_plugins(["_cwd_plugin_probe"])
+    plugins.load_plugins(["_cwd_plugin_probe"])
     assert sys.modules["_cwd_plugin_probe"].LOADED
     assert sys.path[-1] == str(tmp_path)  # after the installed packages
 
@@ -142,14 +143,15 @@ def test_a_broken_entry_point_of_any_group_is_one_line_exit_2(
                    "it (--debug shows the traceback)"]
 
 
+@pytest.mark.bench
 def test_a_worker_that_dies_names_the_cell_and_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delitem(sys.modules, "tests.plugins.dying_plugin", raising=False)
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
-    code = cli.main(["bench", "--suite", "smoke", "--models", "mlp,dying_model", "--jobs", "2",
-                     "--plugin", "tests.plugins.dying_plugin", "--no-cache", "--attacks", "fgsm",
-                     "--out", str(tmp_path / "out")])
+    with MODELS.sandbox():
+        code = cli.main(["bench", "--suite", "smoke", "--models", "mlp,dying_model", "--jobs",
+                         "2", "--plugin", "tests.plugins.dying_plugin", "--no-cache", "--attacks",
+                         "fgsm", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
     assert ("robustbnn: error: cell 'train dying_model' failed (a worker process died while "

@@ -21,15 +21,16 @@ import torch
 from robustbnn.attacks.adaptive import DetectorAwarePGD
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import has_torchattacks
-from robustbnn.contract.predict import sample_probs
+from robustbnn.bench_config import BenchConfig
+from robustbnn.contract.predict import Evaluation, sample_probs
 from robustbnn.data import load_dataset
 from robustbnn.metrics.detection import detection_aware_accuracy, threshold_at_fpr
 from robustbnn.metrics.worst_of_k import k_predictions
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.run.context import prepare_data
 from robustbnn.settings import model_config
-from robustbnn.suites import BenchConfig
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
+from tests._helpers import seeded
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)
@@ -37,10 +38,6 @@ N_ATTACKED = 150
 SMALL = {"mc_dropout": ("mc_dropout.hidden=(200,)", "mc_dropout.epochs=15"),
          "bbb_gaussian": ("bbb_gaussian.hidden=(200,)", "bbb_gaussian.epochs=15",
                           "bbb_gaussian.lr=0.005")}
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,8 +48,8 @@ def _data():
 
 @functools.lru_cache(maxsize=2)
 def _trained(name: str):
-    model, _ = fit_or_load(name, model_config(name, SMALL[name]), _data(), seed=0, device=CPU,
-                           cache_dir=None)
+    model, _ = fit_or_load(name, model_config(name, SMALL[name]), _data(),
+                           TrainSetup(0, CPU, None))
     return model
 
 
@@ -61,19 +58,20 @@ def _head() -> tuple[torch.Tensor, torch.Tensor]:
     return test.x[:N_ATTACKED], test.y[:N_ATTACKED]
 
 
+@pytest.mark.bench
 def test_adaptive_attack_beats_the_uncertainty_detector_on_mc_dropout() -> None:
     model, (x, y) = _trained("mc_dropout"), _head()
-    clean = sample_probs(model, _data().test.x, 50, generator=_gen(1))
+    clean = sample_probs(model, _data().test.x, 50, generator=seeded(1))
     settings = {"eps": 0.1, "step_size": 0.01, "steps": 40, "n_samples": 8}
-    plain = PGD(objective="expected", **settings)(model, x, y, generator=_gen(2))
+    plain = PGD(objective="expected", **settings)(model, x, y, generator=seeded(2))
     found = {}
     for measure in ("predictive_entropy", "bald"):
         u = UNCERTAINTIES.get(measure)
         threshold = threshold_at_fpr(u(clean).numpy(), 0.05)
-        adaptive = DetectorAwarePGD(measure=measure, **settings)(model, x, y, generator=_gen(2))
+        adaptive = DetectorAwarePGD(measure=measure, **settings)(model, x, y, generator=seeded(2))
         robust = {}
         for name, x_adv in (("plain", plain), ("adaptive", adaptive)):
-            probs = sample_probs(model, x_adv, 50, generator=_gen(3))
+            probs = sample_probs(model, x_adv, 50, generator=seeded(3))
             correct = (probs.mean(0).argmax(-1) == y).numpy()
             robust[name] = detection_aware_accuracy(correct, u(probs).numpy(), threshold)
         found[measure] = robust
@@ -84,10 +82,11 @@ def test_adaptive_attack_beats_the_uncertainty_detector_on_mc_dropout() -> None:
 
 
 def _accuracy(model, x_adv, y, seed: int) -> float:
-    preds = k_predictions(model, x_adv, k=1, s_eval=50, generator=_gen(seed))
+    preds = k_predictions(model, x_adv, Evaluation(50, seeded(seed)), k=1)
     return float((preds[0] == y).double().mean())
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("name", ["mc_dropout", "bbb_gaussian"])
 def test_autoattack_rand_is_no_stronger_than_our_strongest_budget(name: str) -> None:
     if not has_torchattacks():
@@ -100,8 +99,8 @@ def test_autoattack_rand_is_no_stronger_than_our_strongest_budget(name: str) -> 
     model, (x, y) = _trained(name), _head()
     eps = 0.1
     ours = PGD(eps=eps, step_size=eps / 10, steps=40, n_samples=16,
-               objective="expected")(model, x, y, generator=_gen(4))
-    net = PredictiveModule(model, 1, generator=_gen(5), name=name)
+               objective="expected")(model, x, y, generator=seeded(4))
+    net = PredictiveModule(model, 1, generator=seeded(5))
     with torch.random.fork_rng():
         theirs = torchattacks.AutoAttack(net, norm="Linf", eps=eps, version="rand",
                                          n_classes=10, seed=0)(x, y)

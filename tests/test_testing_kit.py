@@ -12,7 +12,7 @@ import torch
 from robustbnn.cli import main
 from robustbnn.errors import ModelContractError
 from robustbnn.models import MODELS
-from robustbnn.testing import CLAUSES, check_model, check_module, smoke_config
+from robustbnn.testing import CLAUSES, CheckOptions, check_model, check_module, smoke_config
 
 PLUGIN = "tests.plugins.bad_models"
 
@@ -41,11 +41,11 @@ ALSO = {  # what else legitimately fails, as a consequence of the same bug
 
 @pytest.fixture
 def plugins(monkeypatch: pytest.MonkeyPatch):
-    """A registry copy and fresh plug-in imports, so nothing registered here leaks out."""
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
+    """A registry sandbox and fresh plug-in imports, so nothing registered here leaks out."""
     for module in (PLUGIN, "tests.plugins.toy_plugin"):
         monkeypatch.delitem(sys.modules, module, raising=False)
-    yield
+    with MODELS.sandbox():
+        yield
 
 
 @pytest.fixture
@@ -57,6 +57,7 @@ def test_the_plugin_breaks_the_clauses_listed_here(bad_models) -> None:  # noqa:
     assert {name: clause for name, (_, clause) in bad_models.BAD.items()} == BROKEN
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("name", BROKEN)
 def test_each_broken_clause_fails_by_name(bad_models, name: str) -> None:  # noqa: ANN001
     report = check_model(name)
@@ -68,6 +69,7 @@ def test_each_broken_clause_fails_by_name(bad_models, name: str) -> None:  # noq
         report.raise_if_failed()
 
 
+@pytest.mark.bench
 def test_messages_say_what_was_seen(bad_models) -> None:  # noqa: ANN001
     def detail(name: str) -> str:
         return check_model(name).result(BROKEN[name]).detail
@@ -84,6 +86,7 @@ def test_messages_say_what_was_seen(bad_models) -> None:  # noqa: ANN001
     assert "parameters or buffers" in detail("bad_state_outside_buffers")
 
 
+@pytest.mark.bench
 def test_a_global_rng_model_is_not_blamed_on_modes_or_buffers(bad_models) -> None:  # noqa: ANN001
     report = check_model("bad_ignores_generator")
     for clause in ("train_eval", "cache_round_trip"):
@@ -97,6 +100,7 @@ def test_a_global_rng_model_is_not_blamed_on_modes_or_buffers(bad_models) -> Non
         "cache_round_trip").detail
 
 
+@pytest.mark.bench
 def test_probabilities_are_refused_by_the_logits_clause(bad_models) -> None:  # noqa: ANN001
     detail = check_model("bad_probabilities").result("logits").detail
     assert detail.startswith("returns probabilities, not logits: every row of its (3, 5, 7) "
@@ -136,7 +140,8 @@ def test_checking_leaves_the_caller_as_it_was(bad_models) -> None:  # noqa: ANN0
                                                  torch.Generator().manual_seed(0))
     model.eval()
     report = check_module(model, MODELS.get("bad_counts_calls"), name="bad_counts_calls",
-                          config=smoke_config("bad_counts_calls"), input_shape=(1, 6, 7))
+                          config=smoke_config("bad_counts_calls"),
+                          options=CheckOptions(input_shape=(1, 6, 7)))
     assert "build" not in {r.clause for r in report.results}
     assert not model.training and model.calls.item() == 0  # its state is restored
 
@@ -145,9 +150,10 @@ def test_cuda_without_cuda_is_a_device_error() -> None:
     if torch.cuda.is_available():
         pytest.skip("CUDA is available")
     with pytest.raises(Exception, match="CUDA is not available"):
-        check_model("mlp", device="cuda")
+        check_model("mlp", options=CheckOptions(device="cuda"))
 
 
+@pytest.mark.bench
 def test_cli_fails_each_broken_model_naming_the_clause(
         plugins, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     assert main(["check", "--plugin", PLUGIN, "--device", "cpu", *BROKEN]) == 1

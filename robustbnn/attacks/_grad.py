@@ -29,11 +29,13 @@ here switches the module mode: randomness comes only from ``sample_logits`` and 
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from robustbnn.contract.types import attack_samples, check_sample_logits
+from robustbnn.contract.checked import Checked, checked
 from robustbnn.metrics.classification import log_predictive_probs
 
 OBJECTIVES = ("predictive", "expected", "cw")
@@ -103,55 +105,80 @@ def attack_objective(
     return mc_loss(logits, y, objective, reduction=reduction)
 
 
-def _sample(model: torch.nn.Module, x: Tensor, n_samples: int,
-            generator: torch.Generator | None, name: str) -> Tensor:
+@dataclasses.dataclass(frozen=True)
+class GradientSettings:
+    """What one Monte Carlo input gradient estimates (:func:`mc_input_grad`).
+
+    Attributes:
+        n_samples: S_attack, the posterior samples in the estimate.
+        objective: ``"predictive"``, ``"expected"`` or ``"cw"`` (see the module docstring).
+        label: ``"true"`` or ``"predicted"``: the class an untargeted attack moves away from.
+
+    Raises:
+        ValueError: For ``n_samples < 1``, an unknown ``objective`` or ``label``.
+    """
+
+    n_samples: int
+    objective: str = "predictive"
+    label: str = "true"
+
+    def __post_init__(self) -> None:
+        check_options(self.objective, self.label)
+        if self.n_samples < 1:
+            raise ValueError(f"need n_samples >= 1, got {self.n_samples}")
+
+
+def _sample(model: Checked, x: Tensor, n_samples: int,
+            generator: torch.Generator | None) -> Tensor:
     """The model's attack samples (``attack_logits`` where it has them, else
-    ``sample_logits``, :func:`robustbnn.contract.types.attack_samples`), checked, (S, B, C)."""
-    logits = attack_samples(model, x, n_samples, generator)
-    return check_sample_logits(logits, n_samples, x, model.num_classes, name)
+    ``sample_logits``, :func:`robustbnn.contract.types.attack_samples`), (S, B, C), checked
+    once, by the :class:`~robustbnn.contract.checked.Checked` wrapper."""
+    return model.attack_logits(x, n_samples, generator=generator)
 
 
 def mc_input_grad(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
+    settings: GradientSettings,
     *,
-    n_samples: int,
-    objective: str = "predictive",
-    label: str = "true",
     target: Tensor | int | None = None,
     generator: torch.Generator | None = None,
-    name: str = "model",
 ) -> Tensor:
     """Gradient with respect to the input of the MC attack objective (the quantity to ascend).
 
-    One call draws ``n_samples`` posterior samples from ``generator``. With
+    One call draws ``settings.n_samples`` posterior samples from ``generator``. With
     ``label="predicted"`` the label is the argmax of the predictive of those same draws, as in
     Li & Gal's graph, where cleverhans took the label from the tensor it differentiated.
 
     Args:
-        model: A registry model.
+        model: A registry model, checked at the call
+            (:func:`~robustbnn.contract.checked.checked`).
         x: Inputs in [0, 1], shape (B, *).
         y: True labels, shape (B,); unused when ``label="predicted"`` or ``target`` is given.
-        n_samples: S_attack, the posterior samples in the estimate.
-        objective: ``"predictive"`` or ``"expected"`` (see module docstring).
-        label: ``"true"`` or ``"predicted"``: the class an untargeted attack moves away from.
+        settings: S_attack, the objective and the label policy.
         target: Target class per example, shape (B,), or one int; ``None`` = untargeted.
         generator: Source of the attack's posterior samples.
-        name: Model name for contract errors.
 
     Returns:
         d objective / d x, shape (B, *): +grad CE(label) untargeted, +grad log p̄(target)
         targeted.
 
-    Raises:
-        ValueError: For an unknown ``objective`` or ``label``.
+    Example:
+        >>> import torch
+        >>> from robustbnn.models import MODELS
+        >>> spec = MODELS.get("mlp")
+        >>> net = spec.build(spec.config(hidden=(16,)), (1, 28, 28), 10,
+        ...                  torch.Generator().manual_seed(0))
+        >>> x, y = torch.rand(2, 1, 28, 28), torch.tensor([3, 7])
+        >>> mc_input_grad(net, x, y, GradientSettings(n_samples=4, objective="expected")).shape
+        torch.Size([2, 1, 28, 28])
     """
-    check_options(objective, label)
     x = x.detach().requires_grad_(True)
     with torch.enable_grad():
-        logits = _sample(model, x, n_samples, generator, name)  # (S, B, C)
-        value = attack_objective(logits, y, objective=objective, label=label, target=target)
+        logits = _sample(checked(model), x, settings.n_samples, generator)  # (S, B, C)
+        value = attack_objective(logits, y, objective=settings.objective, label=settings.label,
+                                 target=target)
         (grad,) = torch.autograd.grad(value, x)
     return grad
 
@@ -160,39 +187,35 @@ def attack_labels(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
+    settings: GradientSettings,
     *,
-    label: str,
-    n_samples: int,
     generator: torch.Generator | None = None,
-    name: str = "model",
 ) -> Tensor:
     """Labels an iterative untargeted attack keeps fixed: ``y`` or the MC prediction on ``x``.
 
     Iterative attacks resolve ``label="predicted"`` once on the clean input (as cleverhans'
     ``BasicIterativeMethod`` does); re-predicting at every step would chase the adversarial
-    class once the prediction flips. Draws ``n_samples`` samples from ``generator`` only when
-    ``label="predicted"``.
+    class once the prediction flips. Draws ``settings.n_samples`` samples from ``generator``
+    only when ``settings.label`` is ``"predicted"``.
     """
-    check_options(label=label)
-    if label == "true":
+    if settings.label == "true":
         return y
     with torch.no_grad():
-        return predicted_labels(_sample(model, x, n_samples, generator, name))
+        return predicted_labels(_sample(checked(model), x, settings.n_samples, generator))
 
 
 def mc_objective_per_example(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
+    settings: GradientSettings,
     *,
-    n_samples: int,
-    objective: str,
     target: Tensor | int | None = None,
     generator: torch.Generator | None = None,
-    name: str = "model",
 ) -> Tensor:
-    """The attack objective (CE of ``y``, or log p̄(target)) per example, shape (B,), no grad."""
+    """The attack objective (CE of ``y``, or log p̄(target)) per example, shape (B,), no grad
+    (``settings.label`` is not used: ``y`` is the label)."""
     with torch.no_grad():
-        logits = _sample(model, x, n_samples, generator, name)
-        return attack_objective(logits, y, objective=objective, target=target,
+        logits = _sample(checked(model), x, settings.n_samples, generator)
+        return attack_objective(logits, y, objective=settings.objective, target=target,
                                 reduction="none")

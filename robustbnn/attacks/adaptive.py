@@ -41,6 +41,7 @@ from torch import Tensor
 
 from robustbnn.attacks._grad import _sample, mc_loss
 from robustbnn.attacks._linf import box, project, random_start
+from robustbnn.contract.checked import checked
 from robustbnn.ood.uncertainty import UNCERTAINTIES
 
 __all__ = ["DIFFERENTIABLE_MEASURES", "DetectorAwarePGD"]
@@ -87,16 +88,16 @@ class DetectorAwarePGD:
         UNCERTAINTIES.get(self.measure)
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                 generator: torch.Generator | None = None, name: str = "model") -> Tensor:
+                 generator: torch.Generator | None = None) -> Tensor:
         """The misclassified iterate with the lowest uncertainty per example (shape of ``x``).
 
         Args:
-            model: A registry model.
+            model: A registry model, checked at the call.
             x: Inputs in [0, 1], shape (B, *).
             y: True labels, shape (B,).
             generator: Source of the random start and of every posterior sample.
-            name: Model name for contract errors.
         """
+        model = checked(model)
         u_of = UNCERTAINTIES.get(self.measure)
         x0 = x.detach()
         lo, hi = box(x0, self.eps)
@@ -107,7 +108,7 @@ class DetectorAwarePGD:
         for step in range(self.steps + 1):
             x_var = x_adv.detach().requires_grad_(True)
             with torch.enable_grad():
-                logits = _sample(model, x_var, self.n_samples, generator, name)  # (S, B, C)
+                logits = _sample(model, x_var, self.n_samples, generator)  # (S, B, C)
                 probs = torch.softmax(logits, dim=-1)
                 u = u_of(probs)  # (B,)
                 mean = probs.detach().mean(0)  # (B, C)

@@ -29,11 +29,10 @@ import dataclasses
 from typing import Any, ClassVar
 
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.results.names import NORMS
 
-__all__ = ["CELL_FIELDS", "NORMS", "Attack", "attack_norm", "eps_grid_of", "settings_of"]
+__all__ = ["CELL_FIELDS", "Attack", "attack_norm", "eps_grid_of", "settings_of"]
 
-NORMS = {"linf": "L∞", "l2": "L2"}
-"""The norms an attack may declare, with their names for people."""
 CELL_FIELDS = ("eps", "n_samples")
 """Fields every cell sets itself (its radius and S_attack); the others are settings."""
 
@@ -63,7 +62,7 @@ def attack_norm(cls: type) -> str:
     """The norm ``cls`` declares (``"linf"`` for an attack that declares none, as before).
 
     Raises:
-        ValueError: For a norm outside :data:`NORMS`.
+        ValueError: For a norm outside :data:`robustbnn.results.names.NORMS`.
     """
     norm = getattr(cls, "norm", "linf")
     if norm not in NORMS:

@@ -21,8 +21,8 @@ import math
 import torch
 from torch import Tensor
 
-from robustbnn.attacks.base import NORMS
 from robustbnn.errors import AttackBudgetError
+from robustbnn.results.names import NORMS
 
 __all__ = ["RTOL", "check_budget", "distances"]
 

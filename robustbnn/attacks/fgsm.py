@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import torch
 from torch import Tensor
 
-from robustbnn.attacks._grad import LABELS, check_options, mc_input_grad
+from robustbnn.attacks._grad import LABELS, GradientSettings, mc_input_grad
 from robustbnn.attacks.base import Attack
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import UnknownNameError
@@ -83,31 +83,37 @@ class FGSM(Attack):
         "eps": NON_NEGATIVE, "n_samples": POSITIVE_INT,
         "objective": OneOf(("predictive", "expected")), "label": OneOf(LABELS)}
 
+    @property
+    def gradient(self) -> GradientSettings:
+        """The MC gradient this attack steps along (S_attack, objective, label policy)."""
+        return GradientSettings(self.n_samples, self.objective, self.label)
+
     def direction(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
                   target: Tensor | int | None = None,
-                  generator: torch.Generator | None = None, name: str = "model") -> Tensor:
+                  generator: torch.Generator | None = None) -> Tensor:
         """sign of the MC input gradient, shape of ``x``; it does not depend on ``eps``."""
-        check_options(self.objective, self.label)
-        grad = mc_input_grad(model, x, y, n_samples=self.n_samples, objective=self.objective,
-                             label=self.label, target=target, generator=generator, name=name)
-        return grad.sign()
+        return mc_input_grad(model, x, y, self.gradient, target=target,
+                             generator=generator).sign()
+
+    def perturb(self, x: Tensor, direction: Tensor) -> Tensor:
+        """``x + eps * direction``, clipped to [0, 1] when ``clip``: one step of size ``eps``
+        along a :meth:`direction` (which serves every eps of a grid)."""
+        x_adv = x.detach() + self.eps * direction
+        return x_adv.clamp(0.0, 1.0) if self.clip else x_adv
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
                  target: Tensor | int | None = None,
-                 generator: torch.Generator | None = None, name: str = "model") -> Tensor:
+                 generator: torch.Generator | None = None) -> Tensor:
         """Return adversarial inputs, shape of ``x``.
 
         Args:
-            model: A registry model (``sample_logits`` contract).
+            model: A registry model (``sample_logits`` contract), checked at the call.
             x: Inputs in [0, 1], shape (B, *).
             y: True labels, shape (B,).
             target: Target class, shape (B,) or one int; ``None`` = untargeted.
             generator: Source of the attack's posterior samples.
-            name: Model name for contract errors.
         """
-        step = self.direction(model, x, y, target=target, generator=generator, name=name)
-        x_adv = x.detach() + self.eps * step
-        return x_adv.clamp(0.0, 1.0) if self.clip else x_adv
+        return self.perturb(x, self.direction(model, x, y, target=target, generator=generator))
 
 
 def fgsm_grid(preset: str, **changes: Any) -> list[FGSM]:

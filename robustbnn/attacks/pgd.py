@@ -38,15 +38,16 @@ import torch
 from torch import Tensor
 
 from robustbnn.attacks._grad import (
+    GradientSettings,
     as_target,
     attack_labels,
-    check_options,
     mc_input_grad,
     mc_objective_per_example,
 )
 from robustbnn.attacks._linf import box, project, random_start
 from robustbnn.attacks.base import Attack
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.contract.checked import Checked, checked
 
 __all__ = ["PGD"]
 
@@ -88,59 +89,59 @@ class PGD(Attack):
             raise ValueError(f"need eps >= 0, steps >= 0, restarts >= 1 and n_samples >= 1, "
                              f"got {self.eps}, {self.steps}, {self.restarts}, {self.n_samples}")
 
-    def _prepare(self, model: torch.nn.Module, x: Tensor, y: Tensor,
-                 target: Tensor | int | None, generator: torch.Generator | None,
-                 name: str) -> tuple[Tensor, Tensor, Tensor | None, Tensor, Tensor]:
-        """``(x0, labels, target, lo, hi)``: the fixed labels and the box of every step."""
-        check_options(self.objective, self.label)
+    @property
+    def gradient(self) -> GradientSettings:
+        """The MC gradient of every step: S_attack and the objective, of the labels
+        :meth:`_prepare` fixed on the clean input (so the step's label policy is ``"true"``)."""
+        return GradientSettings(self.n_samples, self.objective)
+
+    def _prepare(self, model: Checked, x: Tensor, y: Tensor, target: Tensor | int | None,
+                 generator: torch.Generator | None) -> _Ball:
+        """The clean input, the fixed labels or target, and the box of every step."""
+        labels = GradientSettings(self.n_samples, self.objective, self.label)  # checks both
         x0 = x.detach()
         if target is not None:
             target = as_target(target, x0)
         else:
-            y = attack_labels(model, x0, y, label=self.label, n_samples=self.n_samples,
-                              generator=generator, name=name)
-        return x0, y, target, *box(x0, self.eps)
+            y = attack_labels(model, x0, y, labels, generator=generator)
+        return _Ball(x0, y, target, *box(x0, self.eps))
 
-    def _path(self, model: torch.nn.Module, x0: Tensor, y: Tensor, target: Tensor | None,
-              lo: Tensor, hi: Tensor, steps: int, generator: torch.Generator | None,
-              start_generator: torch.Generator | None, name: str) -> Iterator[Tensor]:
+    def _path(self, model: Checked, ball: _Ball, steps: int, generator: torch.Generator | None,
+              start_generator: torch.Generator | None) -> Iterator[Tensor]:
         """One restart: yield the start (step 0), then ``x_adv`` after every step."""
-        x_adv = x0
+        x_adv = ball.x0
         if self.random_start:
-            x_adv = random_start(x0, self.eps, lo, hi, start_generator)
+            x_adv = random_start(ball.x0, self.eps, ball.lo, ball.hi, start_generator)
         yield x_adv
         for _ in range(steps):
-            grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
-                                 objective=self.objective, target=target,
-                                 generator=generator, name=name)
-            x_adv = project(x_adv + self.step_size * grad.sign(), lo, hi)
+            grad = mc_input_grad(model, x_adv, ball.y, self.gradient, target=ball.target,
+                                 generator=generator)
+            x_adv = project(x_adv + self.step_size * grad.sign(), ball.lo, ball.hi)
             yield x_adv
 
-    def _score(self, model: torch.nn.Module, x_adv: Tensor, y: Tensor, target: Tensor | None,
-               generator: torch.Generator | None, name: str) -> Tensor:
-        return mc_objective_per_example(model, x_adv, y, n_samples=self.n_samples,
-                                        objective=self.objective, target=target,
-                                        generator=generator, name=name)
+    def _score(self, model: Checked, x_adv: Tensor, ball: _Ball,
+               generator: torch.Generator | None) -> Tensor:
+        return mc_objective_per_example(model, x_adv, ball.y, self.gradient,
+                                        target=ball.target, generator=generator)
 
     def runs(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-             target: Tensor | int | None = None, generator: torch.Generator | None = None,
-             name: str = "model") -> Iterator[tuple[Tensor, Tensor]]:
+             target: Tensor | int | None = None,
+             generator: torch.Generator | None = None) -> Iterator[tuple[Tensor, Tensor]]:
         """Yield ``(x_adv, score)`` for every restart; ``score`` (B,) is what selection uses.
 
         ``score`` is the attack objective (CE of the label, or log p̄(target) when targeted)
         on a fresh draw of ``n_samples`` samples from ``generator``. Arguments as in
         :meth:`__call__`.
         """
-        x0, y, target, lo, hi = self._prepare(model, x, y, target, generator, name)
+        model = checked(model)
+        ball = self._prepare(model, x, y, target, generator)
         for _ in range(self.restarts):
-            *_, x_adv = self._path(model, x0, y, target, lo, hi, self.steps, generator,
-                                   generator, name)
-            yield x_adv, self._score(model, x_adv, y, target, generator, name)
+            *_, x_adv = self._path(model, ball, self.steps, generator, generator)
+            yield x_adv, self._score(model, x_adv, ball, generator)
 
     def checkpoints(self, model: torch.nn.Module, x: Tensor, y: Tensor, at: tuple[int, ...], *,
                     generator: torch.Generator | None = None,
-                    start_generator: torch.Generator | None = None,
-                    name: str = "model") -> dict[int, Tensor]:
+                    start_generator: torch.Generator | None = None) -> dict[int, Tensor]:
         """The strongest restart per example after each step count in ``at`` (untargeted).
 
         One run of ``max(at)`` steps per restart serves every count: the iterate after k steps
@@ -154,21 +155,21 @@ class PGD(Attack):
         """
         if not at or min(at) < 0:
             raise ValueError(f"checkpoints need step counts >= 0, got {at}")
+        model = checked(model)
         start_generator = generator if start_generator is None else start_generator
-        x0, y, _, lo, hi = self._prepare(model, x, y, None, generator, name)
+        ball = self._prepare(model, x, y, None, generator)
         best: dict[int, Tensor] = {}
         scores: dict[int, Tensor] = {}
-        shape = (-1, *[1] * (x0.ndim - 1))
+        shape = (-1, *[1] * (ball.x0.ndim - 1))
         for _ in range(self.restarts):
-            path = self._path(model, x0, y, None, lo, hi, max(at), generator, start_generator,
-                              name)
+            path = self._path(model, ball, max(at), generator, start_generator)
             for step, x_adv in enumerate(path):
                 if step not in at:
                     continue
                 if self.restarts == 1:
                     best[step] = x_adv
                     continue
-                score = self._score(model, x_adv, y, None, generator, name)
+                score = self._score(model, x_adv, ball, generator)
                 if step not in best:
                     best[step], scores[step] = x_adv, score
                 else:
@@ -178,21 +179,19 @@ class PGD(Attack):
         return {k: best[k] for k in at}
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                 target: Tensor | int | None = None, generator: torch.Generator | None = None,
-                 name: str = "model") -> Tensor:
+                 target: Tensor | int | None = None,
+                 generator: torch.Generator | None = None) -> Tensor:
         """Return the strongest restart per example, shape of ``x``.
 
         Args:
-            model: A registry model (``sample_logits`` contract).
+            model: A registry model (``sample_logits`` contract), checked at the call.
             x: Inputs in [0, 1], shape (B, *).
             y: True labels, shape (B,).
             target: Target class, shape (B,) or one int; ``None`` = untargeted.
             generator: Source of all the attack's randomness (starts and posterior samples).
-            name: Model name for contract errors.
         """
         best, best_score = x.detach(), None
-        for x_adv, score in self.runs(model, x, y, target=target, generator=generator,
-                                      name=name):
+        for x_adv, score in self.runs(model, x, y, target=target, generator=generator):
             if best_score is None:
                 best, best_score = x_adv, score
                 continue
@@ -200,3 +199,15 @@ class PGD(Attack):
             best = torch.where(better, x_adv, best)
             best_score = torch.maximum(score, best_score)
         return best
+
+
+@dataclasses.dataclass(frozen=True)
+class _Ball:
+    """What every restart of one PGD call shares: the clean input ``x0``, the fixed labels
+    ``y`` or ``target``, and the box ``[lo, hi]`` (the eps-ball within [0, 1])."""
+
+    x0: Tensor
+    y: Tensor
+    target: Tensor | None
+    lo: Tensor
+    hi: Tensor

@@ -24,11 +24,11 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
-from robustbnn.attacks._grad import mc_input_grad
-from robustbnn.contract.predict import sample_probs
-from robustbnn.contract.types import check_sample_logits
+from robustbnn.attacks._grad import GradientSettings, mc_input_grad
+from robustbnn.contract.checked import Checked, checked
+from robustbnn.contract.predict import Evaluation
 
 __all__ = [
     "Check",
@@ -39,7 +39,7 @@ __all__ = [
     "gradient_nonzero",
 ]
 
-Attack = Callable[..., Tensor]  # an ATTACKS instance: attack(model, x, y, *, generator, name)
+Attack = Callable[..., Tensor]  # an ATTACKS instance: attack(model, x, y, *, generator)
 
 
 class Check(NamedTuple):
@@ -60,11 +60,9 @@ def gradient_nonzero(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
+    gradient: GradientSettings | None = None,
     *,
-    n_samples: int = 1,
-    objective: str = "predictive",
     generator: torch.Generator | None = None,
-    name: str = "model",
     min_fraction: float = 1.0,
 ) -> Check:
     """Fraction of examples whose MC input gradient is not identically zero.
@@ -72,20 +70,19 @@ def gradient_nonzero(
     A zero gradient means the attack cannot move (saturated softmax, masked gradients).
 
     Args:
-        model: A registry model.
+        model: A registry model, checked at the call.
         x: Inputs in [0, 1], shape (B, *).
         y: Labels, shape (B,).
-        n_samples: S_attack of the gradient.
-        objective: ``"predictive"`` or ``"expected"``.
+        gradient: The gradient's S_attack and objective; ``None`` = one sample, the
+            predictive CE of the true labels.
         generator: Source of the posterior samples.
-        name: Model name for contract errors.
         min_fraction: Pass when the fraction is at least this (AutoAttack: every example).
 
     Returns:
         ``Check(fraction, fraction >= min_fraction, {"n_zero": ...})``.
     """
-    grad = mc_input_grad(model, x, y, n_samples=n_samples, objective=objective,
-                         generator=generator, name=name)
+    gradient = GradientSettings(1) if gradient is None else gradient
+    grad = mc_input_grad(model, x, y, gradient, generator=generator)
     nonzero = (grad.flatten(1) != 0).any(1)  # (B,)
     fraction = float(nonzero.double().mean())
     return Check(fraction, fraction >= min_fraction, {"n_zero": float((~nonzero).sum())})
@@ -116,10 +113,9 @@ def accuracy_monotone(eps: Sequence[float], acc: Sequence[float], tol: float = 0
     return Check(rise, rise <= tol, {"max_rise": rise})
 
 
-def _accuracy(model: torch.nn.Module, x: Tensor, y: Tensor, s_eval: int,
-              generator: torch.Generator | None, name: str) -> float:
-    """Accuracy of the MC predictive with ``s_eval`` samples from ``generator``."""
-    probs = sample_probs(model, x, s_eval, generator=generator, name=name)
+def _accuracy(model: torch.nn.Module, x: Tensor, y: Tensor, evaluation: Evaluation) -> float:
+    """Accuracy of the MC predictive of one ``evaluation``."""
+    probs = evaluation.probs(model, x)
     return float((probs.mean(0).argmax(-1) == y).double().mean())
 
 
@@ -128,28 +124,24 @@ def beats_random_noise(
     x: Tensor,
     y: Tensor,
     attack: Attack,
+    evaluation: Evaluation,
     *,
-    s_eval: int,
-    attack_generator: torch.Generator | None,
-    eval_generator: torch.Generator | None,
-    name: str = "model",
+    generator: torch.Generator | None,
     tol: float = 0.0,
 ) -> Check:
     """Whether the white-box attack is at least as strong as random sign noise of its size.
 
-    The noise is x + eps * r, r uniform in {-1, +1} per pixel (drawn from
-    ``attack_generator``), clipped to [0, 1] unless the attack has ``clip=False``. Both are
-    evaluated with ``s_eval`` fresh samples from ``eval_generator``.
+    The noise is x + eps * r, r uniform in {-1, +1} per pixel (drawn from ``generator``),
+    clipped to [0, 1] unless the attack has ``clip=False``. Both are evaluated with
+    ``evaluation.s_eval`` fresh samples from ``evaluation.generator``.
 
     Args:
-        model: A registry model.
+        model: A registry model, checked at the call.
         x: Inputs in [0, 1], shape (B, *).
         y: Labels, shape (B,).
         attack: An attack with an ``eps`` field (e.g. ``FGSM``, ``PGD``).
-        s_eval: S_eval.
-        attack_generator: Source of the attack's samples and of the noise.
-        eval_generator: Source of the evaluation's samples.
-        name: Model name for contract errors.
+        evaluation: S_eval and the evaluation's stream.
+        generator: Source of the attack's samples and of the noise.
         tol: Allowed excess of attacked over noisy accuracy (MC evaluation noise).
 
     Returns:
@@ -161,18 +153,19 @@ def beats_random_noise(
     eps = getattr(attack, "eps", None)
     if eps is None:
         raise ValueError(f"beats_random_noise needs an attack with an eps budget, got {attack}")
-    x_adv = attack(model, x, y, generator=attack_generator, name=name)
-    sign = torch.randint(0, 2, x.shape, generator=attack_generator, device=x.device)
+    model = checked(model)
+    x_adv = attack(model, x, y, generator=generator)
+    sign = torch.randint(0, 2, x.shape, generator=generator, device=x.device)
     x_noise = x + eps * (2 * sign - 1).to(x.dtype)
     if getattr(attack, "clip", True):
         x_noise = x_noise.clamp(0.0, 1.0)
-    adv = _accuracy(model, x_adv, y, s_eval, eval_generator, name)
-    noise = _accuracy(model, x_noise, y, s_eval, eval_generator, name)
+    adv = _accuracy(model, x_adv, y, evaluation)
+    noise = _accuracy(model, x_noise, y, evaluation)
     return Check(noise - adv, adv <= noise + tol,
                  {"attack_accuracy": adv, "noise_accuracy": noise, "eps": float(eps)})
 
 
-class FrozenSample(nn.Module):
+class FrozenSample(Checked):
     """One frozen posterior sample of ``model``: randomness assigned to one fixed value.
 
     Every ``sample_logits`` call replays the generator state captured at construction (the
@@ -181,18 +174,18 @@ class FrozenSample(nn.Module):
     as dropout masks the draw depends on the batch size and an example's position, which the
     attack and its evaluation share as long as they pass the same batch.
 
+    It is a :class:`~robustbnn.contract.checked.Checked` model of the same name: the one draw
+    is checked, once, and attacks take it as it is.
+
     Args:
-        model: A registry model.
+        model: A registry model (a checked one keeps its name; a raw one is named by its
+            class).
         generator: Its current state is the frozen randomness (the generator is not advanced).
-        name: The model's name for contract errors (a checked model's own name wins).
     """
 
-    def __init__(self, model: torch.nn.Module, generator: torch.Generator,
-                 name: str = "model") -> None:
-        super().__init__()
-        self.model = model
-        self.name = getattr(model, "name", name)
-        self.num_classes = model.num_classes
+    def __init__(self, model: torch.nn.Module, generator: torch.Generator) -> None:
+        inner = checked(model)
+        super().__init__(inner.model, inner.name)
         self._device = generator.device
         self._state = generator.get_state()
 
@@ -201,9 +194,13 @@ class FrozenSample(nn.Module):
         """The frozen draw's logits repeated ``n_samples`` times, (S, B, C)."""
         replay = torch.Generator(device=self._device)
         replay.set_state(self._state)
-        logits = self.model.sample_logits(x, 1, generator=replay)  # (1, B, C)
-        check_sample_logits(logits, 1, x, self.num_classes, self.name)
+        logits = super().sample_logits(x, 1, generator=replay)  # (1, B, C), checked
         return logits.expand(n_samples, *logits.shape[1:])
+
+    def attack_logits(self, x: Tensor, n_samples: int, *,
+                      generator: torch.Generator | None = None) -> Tensor:
+        """The same frozen draw: an attack differentiates the member it is evaluated on."""
+        return self.sample_logits(x, n_samples, generator=generator)
 
 
 def fixed_randomness_succeeds(
@@ -213,9 +210,7 @@ def fixed_randomness_succeeds(
     attack: Attack,
     *,
     member: torch.Generator,
-    attack_generator: torch.Generator | None = None,
-    name: str = "model",
-    min_drop: float = 0.0,
+    generator: torch.Generator | None = None,
 ) -> Check:
     """Whether the attack lowers accuracy when the randomness is fixed to one sample.
 
@@ -224,21 +219,20 @@ def fixed_randomness_succeeds(
     failure against the stochastic model says nothing about robustness.
 
     Args:
-        model: A registry model.
+        model: A registry model, checked at the call.
         x: Inputs in [0, 1], shape (B, *).
         y: Labels, shape (B,).
         attack: An attack instance.
         member: Generator whose current state picks the frozen sample (not advanced).
-        attack_generator: Source of the attack's own randomness (e.g. PGD random starts).
-        name: Model name for contract errors.
-        min_drop: Pass when clean minus attacked accuracy exceeds this.
+        generator: Source of the attack's own randomness (e.g. PGD random starts).
 
     Returns:
-        ``Check(clean_acc - attack_acc, drop > min_drop, {...})``.
+        ``Check(clean_acc - attack_acc, clean_acc - attack_acc > 0, {...})``.
     """
-    frozen = FrozenSample(model, member, name)
-    clean = _accuracy(frozen, x, y, 1, None, name)
-    x_adv = attack(frozen, x, y, generator=attack_generator, name=name)
-    adv = _accuracy(frozen, x_adv, y, 1, None, name)
-    return Check(clean - adv, clean - adv > min_drop,
+    frozen = FrozenSample(model, member)
+    once = Evaluation(s_eval=1)
+    clean = _accuracy(frozen, x, y, once)
+    x_adv = attack(frozen, x, y, generator=generator)
+    adv = _accuracy(frozen, x_adv, y, once)
+    return Check(clean - adv, clean - adv > 0.0,
                  {"clean_accuracy": clean, "attack_accuracy": adv})

@@ -25,9 +25,9 @@ Example:
     >>> attack = TargetedIFGSM(steps=20, n_samples=1)
     >>> sorted(attack.trajectory(model, x, y)), y.tolist()
     ([0, 10, 20], [1, 2, 4, 5])
-    >>> curve = targeted_curve(model, x, y, attack, s_eval=2, name="mlp",
-    ...                        attack_generator=torch.Generator().manual_seed(1),
-    ...                        eval_generator=torch.Generator().manual_seed(2))
+    >>> curve = targeted_curve(model, x, y, attack,
+    ...                        Evaluation(s_eval=2, generator=torch.Generator().manual_seed(2)),
+    ...                        generator=torch.Generator().manual_seed(1))
     >>> [row["step"] for row in curve], curve[0]["linf"], round(curve[-1]["linf"], 2)
     ([0, 10, 20], 0.0, 0.2)
 """
@@ -41,16 +41,15 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from robustbnn.attacks._grad import as_target, check_options, mc_input_grad
+from robustbnn.attacks._grad import GradientSettings, as_target, mc_input_grad
 from robustbnn.attacks.base import Attack
 from robustbnn.attacks.budget import check_budget
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
-from robustbnn.contract.predict import DEFAULT_MEMORY_MB, sample_probs
+from robustbnn.contract.checked import checked
+from robustbnn.contract.predict import Evaluation, chunk_rows
 from robustbnn.ood import all_measures, builtin_measures
 
 __all__ = ["TargetedIFGSM", "exclude_target", "targeted_curve"]
-
-ROWS_PER_CHUNK = 16_000  # S_attack x B rows per gradient pass in targeted_curve
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,15 +90,21 @@ class TargetedIFGSM(Attack):
         """Steps at which x_adv is recorded: 0, k, 2k, ... and always the last step."""
         return sorted({*range(0, self.steps + 1, self.checkpoint_every), self.steps})
 
+    @property
+    def gradient(self) -> GradientSettings:
+        """The MC gradient of every step (S_attack and the objective; targeted, no label)."""
+        return GradientSettings(self.n_samples, self.objective)
+
     def iterate(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                target: Tensor | int | None = None, generator: torch.Generator | None = None,
-                name: str = "model") -> Iterator[tuple[int, Tensor]]:
+                target: Tensor | int | None = None,
+                generator: torch.Generator | None = None) -> Iterator[tuple[int, Tensor]]:
         """Yield ``(step, x_adv)`` at every checkpoint, step 0 being the clean input.
 
         Lazily, so a caller can evaluate (and free) one checkpoint before the next is made.
         Arguments as in :meth:`__call__`.
         """
-        check_options(self.objective)
+        gradient = self.gradient  # checks the objective first
+        model = checked(model)
         target = as_target(self.target_class if target is None else target, x)
         marks = set(self.checkpoints())
         x0 = x.detach()
@@ -107,9 +112,7 @@ class TargetedIFGSM(Attack):
         if 0 in marks:
             yield 0, x_adv
         for step in range(1, self.steps + 1):
-            grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
-                                 objective=self.objective, target=target, generator=generator,
-                                 name=name)
+            grad = mc_input_grad(model, x_adv, y, gradient, target=target, generator=generator)
             x_adv = x_adv + self.step_size * grad.sign()
             if self.eps is not None:
                 x_adv = torch.minimum(torch.maximum(x_adv, x0 - self.eps), x0 + self.eps)
@@ -118,26 +121,25 @@ class TargetedIFGSM(Attack):
                 yield step, x_adv
 
     def trajectory(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                   target: Tensor | int | None = None, generator: torch.Generator | None = None,
-                   name: str = "model") -> dict[int, Tensor]:
+                   target: Tensor | int | None = None,
+                   generator: torch.Generator | None = None) -> dict[int, Tensor]:
         """``{step: x_adv}`` at every checkpoint (see :meth:`iterate`)."""
-        return dict(self.iterate(model, x, y, target=target, generator=generator, name=name))
+        return dict(self.iterate(model, x, y, target=target, generator=generator))
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                 target: Tensor | int | None = None, generator: torch.Generator | None = None,
-                 name: str = "model") -> Tensor:
+                 target: Tensor | int | None = None,
+                 generator: torch.Generator | None = None) -> Tensor:
         """Return the adversarial inputs after the last step, shape of ``x``.
 
         Args:
-            model: A registry model (``sample_logits`` contract).
+            model: A registry model (``sample_logits`` contract), checked at the call.
             x: Inputs in [0, 1], shape (B, *).
             y: True labels, shape (B,) (unused by the gradient; kept for the common API).
             target: Target class, shape (B,) or one int; ``None`` = ``target_class``.
             generator: Source of the attack's posterior samples.
-            name: Model name for contract errors.
         """
         x_adv = x.detach()
-        for _, last in self.iterate(model, x, y, target=target, generator=generator, name=name):
+        for _, last in self.iterate(model, x, y, target=target, generator=generator):
             x_adv = last  # only the final iterate is returned
         return x_adv
 
@@ -152,39 +154,24 @@ def exclude_target(x: Tensor, y: Tensor, target_class: int = 0) -> tuple[Tensor,
     return x[keep], y[keep]
 
 
-def targeted_curve(
-    model: torch.nn.Module,
-    x: Tensor,
-    y: Tensor,
-    attack: TargetedIFGSM,
-    *,
-    s_eval: int,
-    attack_generator: torch.Generator | None,
-    eval_generator: torch.Generator | None,
-    name: str = "model",
-    target: Tensor | int | None = None,
-    rows_per_chunk: int = ROWS_PER_CHUNK,
-    memory_mb: float = DEFAULT_MEMORY_MB,
-) -> list[dict[str, float]]:
+def targeted_curve(model: torch.nn.Module, x: Tensor, y: Tensor, attack: TargetedIFGSM,
+                   evaluation: Evaluation, *,
+                   generator: torch.Generator | None) -> list[dict[str, float]]:
     """Run ``attack`` and evaluate every checkpoint with fresh samples (Li & Gal Fig. 7).
 
-    The attack draws only from ``attack_generator``; every evaluation draws ``s_eval`` samples
-    only from ``eval_generator`` (PITFALLS.md §1.3). Examples are attacked in chunks of
-    ``rows_per_chunk // attack.n_samples``.
+    The attack draws only from ``generator``; every evaluation draws ``evaluation.s_eval``
+    samples only from ``evaluation.generator`` (PITFALLS.md §1.3). Examples are attacked in
+    chunks whose gradient pass fits ``evaluation.memory_mb``
+    (:func:`~robustbnn.contract.predict.chunk_rows` with ``grad=True``, divided by
+    S_attack), as the bench chunks every attack.
 
     Args:
-        model: A registry model.
+        model: A registry model, checked at the call.
         x: Inputs in [0, 1], shape (B, *), usually :func:`exclude_target` of the test set.
         y: True labels, shape (B,).
-        attack: The targeted attack.
-        s_eval: S_eval, posterior samples per evaluation.
-        attack_generator: Source of the attack's samples.
-        eval_generator: Source of the evaluation's samples.
-        name: Model name for contract errors.
-        target: Target class, shape (B,) or one int; ``None`` = ``attack.target_class``.
-        rows_per_chunk: Bound on S_attack x B per gradient pass.
-        memory_mb: Memory budget of each evaluation
-        (:func:`~robustbnn.contract.predict.sample_probs`).
+        attack: The targeted attack; its ``target_class`` is every example's target.
+        evaluation: S_eval, the evaluation's stream and the memory budget.
+        generator: Source of the attack's samples.
 
     Returns:
         One dict per checkpoint, in step order: ``step``; ``accuracy`` (argmax p̄ = y);
@@ -193,17 +180,16 @@ def targeted_curve(
         ``linf`` and ``l2``, the mean per-example
         distortion from ``x``; and ``n``, the number of examples.
     """
-    target = as_target(attack.target_class if target is None else target, x)
-    batch = max(1, rows_per_chunk // attack.n_samples)
+    model = checked(model)
+    target = as_target(attack.target_class, x)
+    batch = max(1, chunk_rows(model, evaluation.memory_mb, grad=True) // attack.n_samples)
     per_step: dict[int, dict[str, list[Tensor]]] = {}
     for start in range(0, x.shape[0], batch):
         xb, yb, tb = (t[start : start + batch] for t in (x, y, target))
-        for step, x_adv in attack.iterate(model, xb, yb, target=tb, generator=attack_generator,
-                                          name=name):
+        for step, x_adv in attack.iterate(model, xb, yb, target=tb, generator=generator):
             # No eps-ball (Li & Gal's targeted walk); every step must stay in the [0, 1] box.
             check_budget(xb, x_adv, None, "linf", attack="targeted_ifgsm")
-            probs = sample_probs(model, x_adv, s_eval, generator=eval_generator, name=name,
-                                 memory_mb=memory_mb)
+            probs = evaluation.probs(model, x_adv)
             pred = probs.mean(0).argmax(-1)  # (B,)
             delta = (x_adv - xb).flatten(1)  # (B, D)
             cols = {"accuracy": (pred == yb).double(), "target_success": (pred == tb).double()}

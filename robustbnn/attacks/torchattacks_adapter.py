@@ -28,7 +28,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from robustbnn.contract.types import attack_samples, check_sample_logits
+from robustbnn.contract.checked import checked
 from robustbnn.metrics.classification import log_predictive_probs
 
 __all__ = ["PredictiveModule"]
@@ -38,21 +38,20 @@ class PredictiveModule(nn.Module):
     """A registry model as a module whose forward is log p̄(· | x), shape (B, C).
 
     Args:
-        model: A registry model (``sample_logits(x, S, *, generator) -> (S, B, C)``).
+        model: A registry model (``sample_logits(x, S, *, generator) -> (S, B, C)``), checked
+            at every forward (:func:`~robustbnn.contract.checked.checked`).
         n_samples: S, posterior samples per forward (S_attack).
         generator: Source of every forward's samples; ``None`` = torch's global RNG.
-        name: Model name for contract errors.
     """
 
     def __init__(self, model: nn.Module, n_samples: int = 1, *,
-                 generator: torch.Generator | None = None, name: str = "model") -> None:
+                 generator: torch.Generator | None = None) -> None:
         super().__init__()
         if n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples}")
-        self.model = model
+        self.model = checked(model)
         self.n_samples = n_samples
         self.generator = generator
-        self.name = name
 
     def train(self, mode: bool = True) -> PredictiveModule:
         """Set this wrapper's mode only (``eval()`` calls it too): the wrapped model's mode is
@@ -66,7 +65,5 @@ class PredictiveModule(nn.Module):
         The samples are the model's attack samples
         (:func:`~robustbnn.contract.types.attack_samples`): this module exists to be attacked.
         """
-        logits = check_sample_logits(
-            attack_samples(self.model, x, self.n_samples, self.generator),
-            self.n_samples, x, self.model.num_classes, self.name)
+        logits = self.model.attack_logits(x, self.n_samples, generator=self.generator)
         return log_predictive_probs(logits)  # (B, C)

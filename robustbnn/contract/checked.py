@@ -7,7 +7,8 @@ from torch import Tensor, nn
 
 from robustbnn.contract.types import attack_samples, check_sample_logits
 
-__all__ = ["Checked"]
+__all__ = ["Checked", "checked"]
+
 
 class Checked(nn.Module):
     """A model whose every ``sample_logits`` call is checked against the contract, once, here.
@@ -31,7 +32,25 @@ class Checked(nn.Module):
     def attack_logits(self, x: Tensor, n_samples: int, *,
                       generator: torch.Generator | None = None) -> Tensor:
         """The wrapped model's attack logits (S, B, C), checked (its ``sample_logits`` when
-        it has none: :func:`robustbnn.attacks._grad.attack_samples`)."""
+        it has none: :func:`robustbnn.contract.types.attack_samples`)."""
         out = attack_samples(self.model, x, n_samples, generator)
         call = "attack_logits" if hasattr(self.model, "attack_logits") else "sample_logits"
         return check_sample_logits(out, n_samples, x, self.num_classes, self.name, call=call)
+
+
+def checked(model: nn.Module) -> Checked:
+    """``model`` with its contract checked at every call, wrapped at most once.
+
+    Library functions that a user may call with a raw model (attacks, evaluation, the sanity
+    checks) call this at their entry; the harness passes models it has already wrapped
+    (named by their registry name), which come back unchanged, so each ``sample_logits``
+    call is checked exactly once.
+
+    Args:
+        model: A model with the ``sample_logits`` contract, or a :class:`Checked` one.
+
+    Returns:
+        ``model`` itself when it is a :class:`Checked`, else ``Checked(model, name)`` named
+        by its class (e.g. ``'LinearModel'``) in contract errors.
+    """
+    return model if isinstance(model, Checked) else Checked(model, type(model).__name__)

@@ -9,10 +9,12 @@ attacks chunk their examples with the larger per-row cost of autograd's saved te
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 from torch import Tensor
 
-from robustbnn.contract.types import check_sample_logits
+from robustbnn.contract.checked import checked
 
 DEFAULT_MEMORY_MB = 1024
 # Activations of the widest layer alive per (sample, example) row at once: without autograd
@@ -63,7 +65,6 @@ def sample_probs(
     n_samples: int,
     *,
     generator: torch.Generator | None = None,
-    name: str = "model",
     memory_mb: float = DEFAULT_MEMORY_MB,
     logits: bool = False,
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -74,11 +75,11 @@ def sample_probs(
     flow once per call amortise that over as many examples as fit.
 
     Args:
-        model: A registry model (``sample_logits`` contract).
+        model: A registry model (``sample_logits`` contract), checked at every call
+            (:func:`~robustbnn.contract.checked.checked`).
         x: Inputs, shape (N, *), on the model's device.
         n_samples: S.
         generator: Source of the posterior samples.
-        name: The model's name, for contract errors.
         memory_mb: The memory budget of one ``sample_logits`` call, in MiB.
         logits: Also return the logits the probabilities came from (float32), for measures
             that read them; off by default, so probability measures keep one (S, N, C) copy.
@@ -86,6 +87,7 @@ def sample_probs(
     Returns:
         Probabilities, shape (S, N, C); with ``logits``, the pair (probabilities, logits).
     """
+    model = checked(model)
     rows = chunk_rows(model, memory_mb)
     per_call = min(n_samples, max(MIN_SAMPLES_PER_CALL, rows // max(1, x.shape[0])))
     batch = max(1, rows // per_call)
@@ -96,8 +98,7 @@ def sample_probs(
             parts, raw_parts = [], []
             for done in range(0, n_samples, per_call):
                 s = min(per_call, n_samples - done)
-                f = model.sample_logits(xb, s, generator=generator)
-                check_sample_logits(f, s, xb, model.num_classes, name)
+                f = model.sample_logits(xb, s, generator=generator)  # checked
                 parts.append(torch.softmax(f.float(), dim=-1))
                 if logits:
                     raw_parts.append(f.float())
@@ -108,3 +109,28 @@ def sample_probs(
     if not logits:
         return probs
     return probs, raw[0] if len(raw) == 1 else torch.cat(raw, dim=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+    """How inputs are evaluated: ``s_eval`` fresh posterior samples per pass from one stream,
+    in passes bounded by ``memory_mb`` (:func:`sample_probs`).
+
+    Attributes:
+        s_eval: S_eval, the posterior samples of one evaluation.
+        generator: The evaluation's stream, never the attack's (PITFALLS.md §1.3).
+        memory_mb: The memory budget of one ``sample_logits`` call, in MiB.
+    """
+
+    s_eval: int
+    generator: torch.Generator | None = None
+    memory_mb: float = DEFAULT_MEMORY_MB
+
+    def __post_init__(self) -> None:
+        if self.s_eval < 1:
+            raise ValueError(f"need s_eval >= 1, got {self.s_eval}")
+
+    def probs(self, model: torch.nn.Module, x: Tensor) -> Tensor:
+        """S_eval fresh probabilities of ``x``, shape (S, B, C), without gradients."""
+        return sample_probs(model, x, self.s_eval, generator=self.generator,
+                            memory_mb=self.memory_mb)

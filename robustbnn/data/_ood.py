@@ -1,9 +1,12 @@
-"""Helpers shared by the OOD image sets: preprocessing names, first-n selection, digests."""
+"""What the OOD image sets share: the file-set base, preprocessing names, first-n, digests."""
 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -110,3 +113,103 @@ def download_error(what: str, error: Exception, folder: Path) -> DataError:
     reason = " ".join(f"{type(error).__name__}: {error}".split())
     return DataError(f"could not download {what} ({reason}); copy the files into {folder} "
                      f"or pass --data-root")
+
+
+def known_digest(path: Path, checksums: Mapping[str, str]) -> str:
+    """The digest ``checksums`` gives for ``path``'s file name.
+
+    Raises:
+        DataError: If it gives none, naming the file.
+    """
+    if path.name not in checksums:
+        raise DataError(f"no checksum known for {path}; pass checksums for it")
+    return checksums[path.name]
+
+
+def torchvision_download(what: str, dataset: str, data_root: Path, folder: Path,
+                         **options: object) -> None:
+    """Fetch ``torchvision.datasets.<dataset>`` into ``data_root`` (``download=True``).
+
+    Args:
+        what: Human name for the error ("CIFAR-10").
+        dataset: The ``torchvision.datasets`` class name ("CIFAR10").
+        data_root: The ``root`` torchvision downloads into.
+        folder: Where the files land, named in the error.
+        **options: Further arguments of the class (``train=False``, ``background=True``).
+
+    Raises:
+        DataError: One line naming ``folder``, whatever failed (network, disk, torchvision).
+    """
+    try:
+        import torchvision.datasets
+
+        getattr(torchvision.datasets, dataset)(root=str(data_root), **options, download=True)
+    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
+        raise download_error(what, e, folder) from e
+
+
+class OODFileSet(ABC):
+    """An OOD image set read from files: the common ``load`` signature, written once.
+
+    A set says where its files are (:meth:`available`) and how to read them (:meth:`read`);
+    :meth:`load` checks the preprocessing, picks the checksums and, for a set whose reference
+    scale is centred, shifts the images to [-0.5, 0.5]. Register ``set.load`` and
+    ``set.available`` in an :class:`~robustbnn.data.ood_sets.OODSpec`.
+
+    Attributes:
+        digests: File name -> md5 or sha256 the files are checked against when the caller
+            passes no ``checksums``.
+        centred_reference: True if ``"bhn_reference"`` is [-0.5, 0.5] (the Udacity scale the
+            Bayesian Hypernetworks code fed notMNIST); otherwise it equals ``"unit"``.
+    """
+
+    digests: Mapping[str, str]
+    centred_reference: ClassVar[bool] = False
+
+    @abstractmethod
+    def available(self, data_root: Path) -> bool:
+        """True if the set's files are under ``data_root`` (cheap: no hashing, no parsing)."""
+
+    @abstractmethod
+    def read(self, data_root: Path, n: int, *, download: bool,
+             checksums: Mapping[str, str]) -> Tensor:
+        """The first ``n`` images (all when ``n <= 0``), float32 (N, 1, 28, 28) in [0, 1].
+
+        Raises:
+            DataError: If the files are missing (and ``download`` is False), the download
+                fails, or a file fails its checksum or does not parse.
+        """
+
+    def load(
+        self,
+        data_root: Path,
+        n: int = 0,
+        *,
+        seed: int = 0,
+        preprocessing: str = "unit",
+        download: bool = False,
+        checksums: Mapping[str, str] | None = None,
+    ) -> Tensor:
+        """Load the first ``n`` images in the set's fixed order (all when ``n <= 0``).
+
+        Args:
+            data_root: The data root.
+            n: Number of images; all of them when ``n <= 0``.
+            seed: Unused (the order is fixed); accepted for the common OOD-set signature.
+            preprocessing: One of :data:`PREPROCESSINGS`.
+            download: Fetch the files if they are missing (needs network).
+            checksums: File name -> expected md5 or sha256; defaults to :attr:`digests`.
+                Tests pass the digests of their own fixtures.
+
+        Returns:
+            float32 tensor of shape (N, 1, 28, 28): in [0, 1], or [-0.5, 0.5] for
+            ``"bhn_reference"`` when :attr:`centred_reference`.
+
+        Raises:
+            ConfigError: If ``preprocessing`` is unknown.
+            DataError: As :meth:`read`.
+        """
+        check_preprocessing(preprocessing)
+        x = self.read(data_root, n, download=download,
+                      checksums=self.digests if checksums is None else checksums)
+        return x - 0.5 if self.centred_reference and preprocessing == "bhn_reference" else x

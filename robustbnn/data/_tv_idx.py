@@ -6,7 +6,8 @@ four constants (title, folder, torchvision class, md5) in a :class:`TorchvisionI
 The t10k images file ``t10k-images-idx3-ubyte.gz`` is looked for in ``<root>/<folder>/`` and
 in torchvision's ``<root>/<Class>/raw/``, checked against torchvision's md5 and read with
 :func:`robustbnn.data.idx.read_idx`. Labels are not needed. With ``download=True`` torchvision
-fetches the dataset (it checks the md5s of what it downloads).
+fetches the dataset (it checks the md5s of what it downloads). Both preprocessings give [0, 1]
+(the reference did not use these sets).
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from torch import Tensor
 
 from robustbnn.data._ood import (
     WAYS_OUT,
-    check_preprocessing,
-    download_error,
+    OODFileSet,
     first,
+    known_digest,
+    torchvision_download,
     uint8_to_unit,
     verify_digest,
 )
@@ -33,7 +35,7 @@ IMAGES = "t10k-images-idx3-ubyte.gz"
 
 
 @dataclass(frozen=True)
-class TorchvisionIdxSet:
+class TorchvisionIdxSet(OODFileSet):
     """Where one torchvision MNIST-format dataset lives and how to check it.
 
     Args:
@@ -41,13 +43,13 @@ class TorchvisionIdxSet:
         folder: Our folder under the data root ("fashion_mnist").
         tv_class: The ``torchvision.datasets`` class name ("FashionMNIST"); its files land in
             ``<root>/<tv_class>/raw``.
-        md5: torchvision's md5 of ``t10k-images-idx3-ubyte.gz``.
+        digests: ``{IMAGES: torchvision's md5 of t10k-images-idx3-ubyte.gz}``.
     """
 
     title: str
     folder: str
     tv_class: str
-    md5: str
+    digests: Mapping[str, str]
 
     def folders(self, data_root: Path) -> tuple[Path, Path]:
         """Our folder, then torchvision's raw folder."""
@@ -73,75 +75,24 @@ class TorchvisionIdxSet:
         return DataError(f"{self.title} test images missing: no {IMAGES} in {ours} or {tv}"
                          f"{note}; copy it there, {WAYS_OUT}")
 
-    def _download(self, data_root: Path) -> None:
-        """Fetch the dataset with torchvision into ``<data_root>/<tv_class>/raw``."""
-        try:
-            import torchvision.datasets
-
-            getattr(torchvision.datasets, self.tv_class)(root=str(data_root), train=False,
-                                                         download=True)
-        except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one error
-            raise download_error(self.title, e, self.folders(data_root)[1]) from e
-
-    def load_images(self, data_root: Path, n: int, *, download: bool,
-                    checksums: Mapping[str, str] | None) -> np.ndarray:
-        """The first ``n`` test images (all when ``n <= 0``) as uint8 (N, 28, 28).
-
-        Args:
-            data_root: The data root.
-            n: Number of images; all when ``n <= 0``.
-            download: Fetch with torchvision if the file is missing.
-            checksums: File name -> expected md5 or sha256; defaults to ``{IMAGES: md5}``.
+    def read(self, data_root: Path, n: int, *, download: bool,
+             checksums: Mapping[str, str]) -> Tensor:
+        """The first ``n`` test images in file order (all when ``n <= 0``), (N, 1, 28, 28).
 
         Raises:
             DataError: If the file is missing (and ``download`` is False), the download
                 fails, or the file fails its checksum or is not 28×28 uint8 IDX.
         """
-        checksums = {IMAGES: self.md5} if checksums is None else checksums
         path = self.find(data_root)
         if path is None and download:
-            self._download(data_root)
+            torchvision_download(self.title, self.tv_class, data_root,
+                                 self.folders(data_root)[1], train=False)
             path = self.find(data_root)
         if path is None:
             raise self._missing(data_root)
-        if IMAGES not in checksums:
-            raise DataError(f"no checksum known for {path}; pass checksums for it")
-        verify_digest(path, checksums[IMAGES])
+        verify_digest(path, known_digest(path, checksums))
         images = read_idx(path)
         if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
             raise DataError(f"{path}: expected uint8 images of shape (N, 28, 28), got "
                             f"{images.dtype} {images.shape}; replace it with the official file")
-        return np.ascontiguousarray(first(images, n))
-
-    def load(
-        self,
-        data_root: Path,
-        n: int = 0,
-        *,
-        seed: int = 0,
-        preprocessing: str = "unit",
-        download: bool = False,
-        checksums: Mapping[str, str] | None = None,
-    ) -> Tensor:
-        """Load the first ``n`` test images in file order (all when ``n <= 0``).
-
-        Args:
-            data_root: Folder holding ``<folder>/`` or ``<tv_class>/raw/``.
-            n: Number of images; all 10,000 when ``n <= 0``.
-            seed: Unused (the order is fixed); accepted for the common OOD-set signature.
-            preprocessing: ``"unit"`` or ``"bhn_reference"``; both give [0, 1] (the reference
-                did not use these sets).
-            download: Fetch the dataset with torchvision if the file is missing.
-            checksums: File name -> expected md5 or sha256; defaults to torchvision's md5.
-
-        Returns:
-            float32 tensor of shape (N, 1, 28, 28) in [0, 1].
-
-        Raises:
-            ConfigError: If ``preprocessing`` is unknown.
-            DataError: If the file is missing (and ``download`` is False), the download
-                fails, or the file fails its checksum or does not parse.
-        """
-        check_preprocessing(preprocessing)
-        return uint8_to_unit(self.load_images(data_root, n, download=download,
-                                              checksums=checksums))
+        return uint8_to_unit(np.ascontiguousarray(first(images, n)))

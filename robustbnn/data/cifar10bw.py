@@ -35,9 +35,10 @@ from torch import Tensor
 
 from robustbnn.data._ood import (
     WAYS_OUT,
-    check_preprocessing,
-    download_error,
+    OODFileSet,
     first,
+    known_digest,
+    torchvision_download,
     verify_digest,
     verify_digest_bytes,
 )
@@ -95,11 +96,6 @@ def _sprites(data_root: Path) -> list[Path]:
         paths.append(path)
         k += 1
     return paths
-
-
-def cifar10bw_available(data_root: Path) -> bool:
-    """True if the torchvision test batch or sprite 0 is under ``data_root``."""
-    return _test_batch(data_root) is not None or bool(_sprites(data_root))
 
 
 class _BatchUnpickler(pickle.Unpickler):
@@ -231,69 +227,51 @@ def grayscale_28(images: np.ndarray) -> Tensor:
     return resize_bilinear_tf1(gray, (28, 28)).clamp_(0.0, 1.0)
 
 
-def _download(data_root: Path) -> None:
-    """Fetch CIFAR-10 with torchvision into ``<data_root>/cifar-10-batches-py``."""
-    try:
-        from torchvision.datasets import CIFAR10
+class Cifar10bwSet(OODFileSet):
+    """CIFARbw: the CIFAR-10 test batch if present, else the convnetjs sprites.
 
-        CIFAR10(root=str(data_root), train=False, download=True)
-    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
-        raise download_error("CIFAR-10", e, Path(data_root) / BATCHES) from e
-
-
-def load_cifar10bw(
-    data_root: Path,
-    n: int = 0,
-    *,
-    seed: int = 0,
-    preprocessing: str = "unit",
-    download: bool = False,
-    checksums: Mapping[str, str] | None = None,
-) -> Tensor:
-    """Load CIFARbw: the CIFAR-10 test batch if present, else the convnetjs sprites.
-
-    Order: file order (test-batch order, or sprite 0 row 0, row 1, …, then sprite 1, …);
-    the first ``n`` images are returned.
-
-    Args:
-        data_root: Folder holding ``cifar-10-batches-py/`` or ``cifar10/``.
-        n: Number of images; all of them when ``n <= 0``.
-        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
-        preprocessing: ``"unit"`` or ``"bhn_reference"``, which are the same: the reference
-            also worked on pixels /255.
-        download: If neither source is present, fetch CIFAR-10 with torchvision (170 MB).
-        checksums: File name -> expected md5 or sha256; defaults to
-            :data:`CIFAR10BW_DIGESTS`. Tests pass the digests of their own fixtures.
-
-    Returns:
-        float32 tensor of shape (N, 1, 28, 28) in [0, 1].
-
-    Raises:
-        ConfigError: If ``preprocessing`` is unknown.
-        DataError: If no source is present (and ``download`` is False), the download fails,
-            or a file fails its checksum or cannot be parsed.
+    Order: file order (test-batch order, or sprite 0 row 0, row 1, …, then sprite 1, …).
+    Both preprocessings are the same: the reference also worked on pixels /255. Checked
+    against :data:`CIFAR10BW_DIGESTS` by default; with ``download=True`` and neither source
+    present, torchvision fetches CIFAR-10 (170 MB).
     """
-    check_preprocessing(preprocessing)
-    checksums = CIFAR10BW_DIGESTS if checksums is None else checksums
-    if not cifar10bw_available(data_root) and download:
-        _download(data_root)
-    batch = _test_batch(data_root)
-    paths = [batch] if batch is not None else _sprites(data_root)
-    if not paths:
-        raise DataError(
-            f"CIFAR-10 missing: neither {Path(data_root) / BATCHES / TEST_BATCH} nor "
-            f"{Path(data_root) / SPRITE_FOLDER / 'cifar10_batch_0.png'} exists; copy the "
-            f"torchvision test batch or the PNG sprites there, {WAYS_OUT}"
-        )
-    parts, need = [], n if n > 0 else None
-    for path in paths:
-        if path.name not in checksums:
-            raise DataError(f"no checksum known for {path}; pass checksums for it")
-        if path == batch:  # the reader hashes the bytes it unpickles
-            parts.append(read_test_batch(path, checksums[path.name]))
-        else:
-            verify_digest(path, checksums[path.name])
-            parts.append(read_sprite(path))
-        if need is not None and sum(len(p) for p in parts) >= need:
-            break  # the remaining sprites are not needed
-    return grayscale_28(first(np.concatenate(parts), n))
+
+    digests = CIFAR10BW_DIGESTS
+
+    def available(self, data_root: Path) -> bool:
+        """True if the torchvision test batch or sprite 0 is under ``data_root``."""
+        return _test_batch(data_root) is not None or bool(_sprites(data_root))
+
+    def read(self, data_root: Path, n: int, *, download: bool,
+             checksums: Mapping[str, str]) -> Tensor:
+        """The first ``n`` images, float32 (N, 1, 28, 28) in [0, 1] (all when ``n <= 0``).
+
+        Raises:
+            DataError: If no source is present (and ``download`` is False), the download
+                fails, or a file fails its checksum or cannot be parsed.
+        """
+        if not self.available(data_root) and download:
+            torchvision_download("CIFAR-10", "CIFAR10", data_root, Path(data_root) / BATCHES,
+                                 train=False)
+        batch = _test_batch(data_root)
+        paths = [batch] if batch is not None else _sprites(data_root)
+        if not paths:
+            raise DataError(
+                f"CIFAR-10 missing: neither {Path(data_root) / BATCHES / TEST_BATCH} nor "
+                f"{Path(data_root) / SPRITE_FOLDER / 'cifar10_batch_0.png'} exists; copy the "
+                f"torchvision test batch or the PNG sprites there, {WAYS_OUT}"
+            )
+        parts, need = [], n if n > 0 else None
+        for path in paths:
+            digest = known_digest(path, checksums)
+            if path == batch:  # the reader hashes the bytes it unpickles
+                parts.append(read_test_batch(path, digest))
+            else:
+                verify_digest(path, digest)
+                parts.append(read_sprite(path))
+            if need is not None and sum(len(p) for p in parts) >= need:
+                break  # the remaining sprites are not needed
+        return grayscale_28(first(np.concatenate(parts), n))
+
+
+CIFAR10BW = Cifar10bwSet()

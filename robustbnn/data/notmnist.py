@@ -30,6 +30,7 @@ import os
 import tarfile
 import zlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from torch import Tensor
 
 from robustbnn.data._ood import (
     WAYS_OUT,
-    check_preprocessing,
+    OODFileSet,
     download_error,
     first,
     uint8_to_unit,
@@ -75,12 +76,6 @@ NOTMNIST_SHA256: dict[str, str] = {
     "t10k-labels-idx1-ubyte.gz":
         "1fa03836e01c862542f8eb83463bb951bebec6fcb3efa28dad748c6b38a9021b",
 }
-
-
-def notmnist_available(data_root: Path) -> bool:
-    """True if the IDX images or the original archive are under ``<data_root>/notmnist``."""
-    folder = Path(data_root) / FOLDER
-    return (folder / IMAGES).is_file() or (folder / ARCHIVE).is_file()
 
 
 def read_notmnist_archive(path: str | Path, *,
@@ -195,79 +190,82 @@ def _check_size(path: Path, expected: int | None) -> None:
                         f"point --data-root at a good copy")
 
 
-def load_notmnist(
-    data_root: Path,
-    n: int = 0,
-    *,
-    seed: int = 0,
-    preprocessing: str = "unit",
-    download: bool = False,
-    checksums: Mapping[str, str] | None = None,
-    archive_bytes: int | None = ARCHIVE_BYTES,
-    archive_images: int | None = ARCHIVE_IMAGES,
-) -> Tensor:
-    """Load notMNIST images, the IDX sample if present, else the original archive.
+@dataclass(frozen=True)
+class NotMNISTSet(OODFileSet):
+    """notMNIST images, the IDX sample if present, else the original archive.
 
     Order: the IDX file's order (already shuffled, 1,000 per letter); for the archive, the
-    letters interleaved (see :func:`read_notmnist_archive`). The first ``n`` are returned.
+    letters interleaved (see :func:`read_notmnist_archive`). ``"unit"`` gives [0, 1];
+    ``"bhn_reference"`` gives [-0.5, 0.5], the Udacity scale ``(x - 127.5) / 255`` of the
+    ``notMNIST.pickle`` the Bayesian Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000
+    images). Files are checked against :data:`NOTMNIST_SHA256` by default (the sha256 of the
+    IDX files and, optionally, of the archive). With ``download=True`` and neither file
+    present, the IDX images are fetched over https and verified by their sha256.
 
     Args:
-        data_root: Folder holding ``notmnist/``.
-        n: Number of images; all of them when ``n <= 0``.
-        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
-        preprocessing: ``"unit"`` gives [0, 1]; ``"bhn_reference"`` gives [-0.5, 0.5], the
-            Udacity scale ``(x - 127.5) / 255`` of the ``notMNIST.pickle`` the Bayesian
-            Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000 images).
-        download: If neither file is present, fetch the IDX images over https and verify
-            their sha256 (needs network).
-        checksums: File name -> expected sha256 of the IDX files and, optionally, of the
-            archive; defaults to :data:`NOTMNIST_SHA256`. Tests pass the digests of their own
-            fixtures.
         archive_bytes: Expected size of the archive, checked only when no sha256 is known for
             it; None skips the size check.
         archive_images: How many images the archive must decode to, checked only when no
             sha256 is known for it; None skips the check.
-
-    Returns:
-        float32 tensor of shape (N, 1, 28, 28).
-
-    Raises:
-        ConfigError: If ``preprocessing`` is unknown.
-        DataError: If the files are missing (and ``download`` is False), the download fails,
-            a file is corrupt or fails its checksum or size check, or the archive decodes to
-            fewer than ``n`` images.
     """
-    check_preprocessing(preprocessing)
-    checksums = NOTMNIST_SHA256 if checksums is None else checksums
-    folder = Path(data_root) / FOLDER
-    idx, archive = folder / IMAGES, folder / ARCHIVE
-    if idx.is_file() or (download and not archive.is_file()):
-        if IMAGES not in checksums:
-            raise DataError(f"no sha256 known for {idx}; pass checksums for it")
-        if idx.is_file():
-            verify_digest(idx, checksums[IMAGES])
+
+    archive_bytes: int | None = ARCHIVE_BYTES
+    archive_images: int | None = ARCHIVE_IMAGES
+    digests = NOTMNIST_SHA256
+    centred_reference = True
+
+    def available(self, data_root: Path) -> bool:
+        """True if the IDX images or the original archive are under ``<data_root>/notmnist``."""
+        folder = Path(data_root) / FOLDER
+        return (folder / IMAGES).is_file() or (folder / ARCHIVE).is_file()
+
+    def read(self, data_root: Path, n: int, *, download: bool,
+             checksums: Mapping[str, str]) -> Tensor:
+        """The first ``n`` images, float32 (N, 1, 28, 28) in [0, 1] (all when ``n <= 0``).
+
+        Raises:
+            DataError: If the files are missing (and ``download`` is False), the download
+                fails, a file is corrupt or fails its checksum or size check, or the archive
+                decodes to fewer than ``n`` images.
+        """
+        folder = Path(data_root) / FOLDER
+        idx, archive = folder / IMAGES, folder / ARCHIVE
+        if idx.is_file() or (download and not archive.is_file()):
+            if IMAGES not in checksums:
+                raise DataError(f"no sha256 known for {idx}; pass checksums for it")
+            if idx.is_file():
+                verify_digest(idx, checksums[IMAGES])
+            else:
+                _download(folder, checksums[IMAGES])  # verified before it is put in place
+            images = read_idx(idx)
+            if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
+                raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "
+                                f"{images.dtype} {images.shape}; replace it with the notMNIST "
+                                f"file")
+        elif archive.is_file():
+            images = self._read_archive(archive, n, checksums)
         else:
-            _download(folder, checksums[IMAGES])  # verified before it is put in place
-        images = read_idx(idx)
-        if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
-            raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "
-                            f"{images.dtype} {images.shape}; replace it with the notMNIST file")
-    elif archive.is_file():
+            raise DataError(f"notMNIST missing: neither {idx} nor {archive} exists; copy one of "
+                            f"them there, {WAYS_OUT}")
+        return uint8_to_unit(np.ascontiguousarray(first(images, n)))
+
+    def _read_archive(self, archive: Path, n: int, checksums: Mapping[str, str]) -> np.ndarray:
+        """The archive's images, checked by sha256 if one is known, else by size and count."""
         digest = checksums.get(ARCHIVE, ARCHIVE_SHA256)
         if digest:
             verify_digest(archive, digest)
         else:
-            _check_size(archive, archive_bytes)
+            _check_size(archive, self.archive_bytes)
         images = read_notmnist_archive(archive)
-        if not digest and archive_images is not None and len(images) != archive_images:
+        if (not digest and self.archive_images is not None
+                and len(images) != self.archive_images):
             raise DataError(f"{archive}: decoded {len(images):,} images, not the "
-                            f"{archive_images:,} of notMNIST_small.tar.gz (no sha256 of it is "
-                            f"published, so its content is checked); {_FIX}")
+                            f"{self.archive_images:,} of notMNIST_small.tar.gz (no sha256 of it "
+                            f"is published, so its content is checked); {_FIX}")
         if n > len(images):
             raise DataError(f"{archive}: decoded {len(images)} images, fewer than the {n} "
                             f"requested; {_FIX}")
-    else:
-        raise DataError(f"notMNIST missing: neither {idx} nor {archive} exists; copy one of "
-                        f"them there, {WAYS_OUT}")
-    x = uint8_to_unit(np.ascontiguousarray(first(images, n)))
-    return x - 0.5 if preprocessing == "bhn_reference" else x
+        return images
+
+
+NOTMNIST = NotMNISTSet()

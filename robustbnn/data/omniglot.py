@@ -45,7 +45,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from robustbnn.data._ood import WAYS_OUT, check_preprocessing, download_error, first, verify_digest
+from robustbnn.data._ood import (
+    WAYS_OUT,
+    OODFileSet,
+    first,
+    known_digest,
+    torchvision_download,
+    verify_digest,
+)
 from robustbnn.data._png import UnreadablePng, decode_png
 from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
@@ -85,11 +92,6 @@ def _zips(data_root: Path) -> list[Path]:
     """The Omniglot zips present, in :data:`ZIPS` order within each folder of :data:`FOLDERS`."""
     return [Path(data_root) / d / z for d in FOLDERS for z in ZIPS
             if (Path(data_root) / d / z).is_file()]
-
-
-def omniglot_available(data_root: Path) -> bool:
-    """True if any Omniglot background zip is under ``omniglot/`` or ``omniglot-py/``."""
-    return bool(_zips(data_root))
 
 
 def _corrupt(path: Path, error: object) -> DataError:
@@ -161,72 +163,53 @@ def _decode(items: list[tuple[str, Path, str]]) -> np.ndarray:
     return np.stack(images)[:, None]
 
 
-def _download(data_root: Path) -> None:
-    """Fetch the full background set with torchvision into ``<data_root>/omniglot-py``."""
-    try:
-        from torchvision.datasets import Omniglot
+class OmniglotSet(OODFileSet):
+    """The safe-alphabet Omniglot images, inverted and shrunk to 28×28.
 
-        Omniglot(root=str(data_root), background=True, download=True)
-    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
-        raise download_error("Omniglot", e, Path(data_root) / FOLDERS[0]) from e
-
-
-def load_omniglot(
-    data_root: Path,
-    n: int = 0,
-    *,
-    seed: int = 0,
-    preprocessing: str = "unit",
-    download: bool = False,
-    checksums: Mapping[str, str] | None = None,
-) -> Tensor:
-    """Load the safe-alphabet Omniglot images, inverted and shrunk to 28×28.
-
-    Order: sorted by ``alphabet/character/file.png``; the first ``n`` are returned, so a
-    prefix holds whole alphabets (with the small zips the first 480 are Balinese): ask for
-    all (``n <= 0``) to cover every alphabet. Each image
-    is inverted (1 − img: white strokes on black) and resized 105→28 with area averaging
-    (``torch.nn.functional.interpolate(mode="area")``, an antialiasing box filter), so values
-    stay in [0, 1] and are not binary.
-
-    Args:
-        data_root: Folder holding ``omniglot/`` (or torchvision's ``omniglot-py/``).
-        n: Number of images; all of them when ``n <= 0``.
-        seed: Unused (the order is fixed); accepted for the common OOD-set signature.
-        preprocessing: ``"unit"`` or ``"bhn_reference"``, which are the same here:
-            PROTOCOLS.md §1.5 measured that the reference numbers need the [0, 1] scale. (On
-            polarity, see the module docstring.)
-        download: If no zip is present, fetch ``images_background.zip`` with torchvision.
-        checksums: Zip name -> expected md5 or sha256; defaults to :data:`OMNIGLOT_DIGESTS`.
-
-    Returns:
-        float32 tensor of shape (N, 1, 28, 28) in [0, 1].
-
-    Raises:
-        ConfigError: If ``preprocessing`` is unknown.
-        DataError: If no zip is present (and ``download`` is False), the download fails, a
-            zip fails its checksum or is corrupt, or no safe alphabet is in the zips.
+    Order: sorted by ``alphabet/character/file.png``, so a prefix holds whole alphabets (with
+    the small zips the first 480 are Balinese): ask for all (``n <= 0``) to cover every
+    alphabet. Each image is inverted (1 − img: white strokes on black) and resized 105→28
+    with area averaging (``torch.nn.functional.interpolate(mode="area")``, an antialiasing box
+    filter), so values stay in [0, 1] and are not binary. Both preprocessings are the same:
+    PROTOCOLS.md §1.5 measured that the reference numbers need the [0, 1] scale (on polarity,
+    see the module docstring). Zips are checked against :data:`OMNIGLOT_DIGESTS` by default;
+    with ``download=True`` and no zip present, torchvision fetches ``images_background.zip``.
     """
-    check_preprocessing(preprocessing)
-    checksums = OMNIGLOT_DIGESTS if checksums is None else checksums
-    paths = _zips(data_root)
-    if not paths and download:
-        _download(data_root)
+
+    digests = OMNIGLOT_DIGESTS
+
+    def available(self, data_root: Path) -> bool:
+        """True if any Omniglot background zip is under ``omniglot/`` or ``omniglot-py/``."""
+        return bool(_zips(data_root))
+
+    def read(self, data_root: Path, n: int, *, download: bool,
+             checksums: Mapping[str, str]) -> Tensor:
+        """The first ``n`` images, float32 (N, 1, 28, 28) in [0, 1] (all when ``n <= 0``).
+
+        Raises:
+            DataError: If no zip is present (and ``download`` is False), the download fails,
+                a zip fails its checksum or is corrupt, or no safe alphabet is in the zips.
+        """
         paths = _zips(data_root)
-    if not paths:
-        raise DataError(f"Omniglot missing: none of {', '.join(ZIPS)} is in "
-                        f"{Path(data_root) / FOLDERS[0]}; copy them there, {WAYS_OUT}")
-    for path in paths:
-        if path.name not in checksums:
-            raise DataError(f"no checksum known for {path}; pass checksums for it")
-        verify_digest(path, checksums[path.name])
-    items = list_safe_images(paths)
-    if not items:
-        raise DataError(f"no image of the safe alphabets {list(SAFE_ALPHABETS)} in "
-                        f"{', '.join(str(p) for p in paths)}; are these Omniglot zips?")
-    items = first(items, n)
-    out = []
-    for start in range(0, len(items), _CHUNK):
-        strokes = 1.0 - torch.from_numpy(_decode(items[start:start + _CHUNK]))
-        out.append(F.interpolate(strokes, size=(28, 28), mode="area").clamp_(0.0, 1.0))
-    return torch.cat(out)
+        if not paths and download:
+            torchvision_download("Omniglot", "Omniglot", data_root,
+                                 Path(data_root) / FOLDERS[0], background=True)
+            paths = _zips(data_root)
+        if not paths:
+            raise DataError(f"Omniglot missing: none of {', '.join(ZIPS)} is in "
+                            f"{Path(data_root) / FOLDERS[0]}; copy them there, {WAYS_OUT}")
+        for path in paths:
+            verify_digest(path, known_digest(path, checksums))
+        items = list_safe_images(paths)
+        if not items:
+            raise DataError(f"no image of the safe alphabets {list(SAFE_ALPHABETS)} in "
+                            f"{', '.join(str(p) for p in paths)}; are these Omniglot zips?")
+        items = first(items, n)
+        out = []
+        for start in range(0, len(items), _CHUNK):
+            strokes = 1.0 - torch.from_numpy(_decode(items[start:start + _CHUNK]))
+            out.append(F.interpolate(strokes, size=(28, 28), mode="area").clamp_(0.0, 1.0))
+        return torch.cat(out)
+
+
+OMNIGLOT = OmniglotSet()

@@ -30,22 +30,21 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from torch import Tensor
 
 from robustbnn.data._ood import PREPROCESSINGS, check_preprocessing, generated_count
-from robustbnn.data.cifar10bw import cifar10bw_available, load_cifar10bw
-from robustbnn.data.fashion_mnist import fashion_mnist_available, load_fashion_mnist
+from robustbnn.data.cifar10bw import CIFAR10BW
+from robustbnn.data.fashion_mnist import FASHION_MNIST
 from robustbnn.data.folder import load_folder, parse_folder
 from robustbnn.data.glyphs import glyphs_available, load_glyphs
-from robustbnn.data.kmnist import kmnist_available, load_kmnist
+from robustbnn.data.kmnist import KMNIST
 from robustbnn.data.noise import gaussian_noise, uniform_noise
-from robustbnn.data.notmnist import load_notmnist, notmnist_available
-from robustbnn.data.omniglot import load_omniglot, omniglot_available
-from robustbnn.data.root import resolve_data_root
+from robustbnn.data.notmnist import NOTMNIST
+from robustbnn.data.omniglot import OMNIGLOT
+from robustbnn.data.registry import SourceSpec
 from robustbnn.registry import Registry
 
 __all__ = ["BUILTIN_OOD_SETS", "OOD_DATASETS", "PREPROCESSINGS", "OODSpec", "check_ood_name",
@@ -53,26 +52,11 @@ __all__ = ["BUILTIN_OOD_SETS", "OOD_DATASETS", "PREPROCESSINGS", "OODSpec", "che
 
 
 @dataclass(frozen=True)
-class OODSpec:
-    """How to get one OOD image set.
-
-    Args:
-        name: Registry name (snake_case, stable: it appears in configs and results).
-        description: One line for ``--help`` and reports.
-        load: ``load(data_root, n, *, seed, preprocessing, download) -> Tensor`` of shape
-            (N, 1, 28, 28), float32; raises ``DataError`` with the fix when files are missing
-            or corrupt and ``ConfigError`` for an unknown preprocessing.
-        available: ``available(data_root) -> bool``: are the files present locally? Cheap
-            (no hashing, no parsing); always True for embedded sets.
-        embedded: True if the set is generated or ships with an installed package, so
-            ``data_root`` is ignored and nothing is downloaded.
+class OODSpec(SourceSpec):
+    """How to get one OOD image set: the fields of :class:`SourceSpec`, with ``load`` being
+    ``load(data_root, n, *, seed, preprocessing, download) -> Tensor`` of shape (N, 1, 28, 28),
+    float32, which raises ``ConfigError`` for an unknown preprocessing.
     """
-
-    name: str
-    description: str
-    load: Callable[..., Tensor]
-    available: Callable[[Path], bool]
-    embedded: bool = False
 
 
 OOD_DATASETS: Registry[OODSpec] = Registry("OOD set")
@@ -103,16 +87,16 @@ for _spec in (
     OODSpec("gaussian", "Gaussian noise N(0,1) per pixel (clipped to [0,1] unless "
             "bhn_reference), generated per index", load_gaussian, _always, embedded=True),
     OODSpec("notmnist", "notMNIST letters A-J (10k IDX sample, else notMNIST_small.tar.gz)",
-            load_notmnist, notmnist_available),
+            NOTMNIST.load, NOTMNIST.available),
     OODSpec("omniglot", "Omniglot characters of the 15 digit-free background alphabets, "
-            "inverted, 28x28", load_omniglot, omniglot_available),
+            "inverted, 28x28", OMNIGLOT.load, OMNIGLOT.available),
     OODSpec("cifar10bw", "CIFAR-10 in grayscale at 28x28 (test batch, else the 4k train "
-            "sprites)", load_cifar10bw, cifar10bw_available),
+            "sprites)", CIFAR10BW.load, CIFAR10BW.available),
     OODSpec("glyphs", "generated letters A-J in matplotlib's fonts, not notMNIST",
             load_glyphs, glyphs_available, embedded=True),
-    OODSpec("fashion_mnist", "Fashion-MNIST test images", load_fashion_mnist,
-            fashion_mnist_available),
-    OODSpec("kmnist", "Kuzushiji-MNIST test images", load_kmnist, kmnist_available),
+    OODSpec("fashion_mnist", "Fashion-MNIST test images", FASHION_MNIST.load,
+            FASHION_MNIST.available),
+    OODSpec("kmnist", "Kuzushiji-MNIST test images", KMNIST.load, KMNIST.available),
 ):
     OOD_DATASETS.register(_spec.name, _spec)
 
@@ -167,5 +151,5 @@ def load_ood(
         return load_folder(folder, n)
     spec = OOD_DATASETS.get(name)
     check_preprocessing(preprocessing)
-    root = Path() if spec.embedded else resolve_data_root(data_root)
-    return spec.load(root, n, seed=seed, preprocessing=preprocessing, download=download)
+    return spec.load(spec.root(data_root), n, seed=seed, preprocessing=preprocessing,
+                     download=download)

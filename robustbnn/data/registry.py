@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from robustbnn.data.root import resolve_data_root
 from robustbnn.data.types import DataBundle
@@ -12,24 +13,41 @@ from robustbnn.registry import Registry
 
 
 @dataclass(frozen=True)
-class DatasetSpec:
-    """How to get one dataset.
+class SourceSpec:
+    """How to get one registered data source: a dataset or an OOD image set.
 
     Args:
-        name: Registry name (snake_case, equal to the module name).
+        name: Registry name (snake_case, stable: it appears in configs and results).
         description: One line for ``--help`` and reports.
-        load: ``load(data_root, *, download) -> DataBundle``; raises ``DataError`` with the fix
-            when files are missing or corrupt.
+        load: The loader; its signature is the registry's (see the subclasses). It raises
+            ``DataError`` with the fix when files are missing or corrupt.
         available: ``available(data_root) -> bool``: are the files present locally? Cheap
-            (no hashing, no parsing).
-        embedded: True if the data ships with an installed package and ``data_root`` is ignored.
+            (no hashing, no parsing); always True for embedded sources.
+        embedded: True if the data is generated or ships with an installed package, so
+            ``data_root`` is ignored and nothing is downloaded.
     """
 
     name: str
     description: str
-    load: Callable[..., DataBundle]
+    load: Callable[..., Any]
     available: Callable[[Path], bool]
     embedded: bool = False
+
+    def root(self, data_root: str | Path | None) -> Path:
+        """The folder to load from: ``data_root`` resolved, or ``Path()`` when embedded.
+
+        Raises:
+            DataError: If the data root does not exist (see :func:`resolve_data_root`).
+        """
+        return Path() if self.embedded else resolve_data_root(data_root)
+
+
+@dataclass(frozen=True)
+class DatasetSpec(SourceSpec):
+    """How to get one dataset: ``load(data_root, *, download) -> DataBundle``.
+
+    The fields are those of :class:`SourceSpec`; the name equals the module name.
+    """
 
 
 DATASETS: Registry[DatasetSpec] = Registry("dataset")
@@ -54,5 +72,4 @@ def load_dataset(
         DataError: If files are missing, corrupt, or the data root is wrong.
     """
     spec = DATASETS.get(name)
-    root = Path() if spec.embedded else resolve_data_root(data_root)
-    return spec.load(root, download=download)
+    return spec.load(spec.root(data_root), download=download)

@@ -27,7 +27,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from robustbnn.contract.predict import DEFAULT_MEMORY_MB, sample_probs
+from robustbnn.contract.checked import checked
+from robustbnn.contract.predict import Evaluation
 
 __all__ = ["WorstOfK", "k_predictions", "summarise", "worst_of_k"]
 
@@ -40,21 +41,18 @@ class WorstOfK(NamedTuple):
     flip_probability: float
 
 
-def k_predictions(model: torch.nn.Module, x: Tensor, *, k: int, s_eval: int,
-                  generator: torch.Generator | None, name: str = "model",
-                  memory_mb: float = DEFAULT_MEMORY_MB) -> Tensor:
+def k_predictions(model: torch.nn.Module, x: Tensor, evaluation: Evaluation, *,
+                  k: int) -> Tensor:
     """Predicted classes of ``k`` independent evaluations of ``x``, shape (k, B), no grad.
 
-    Each evaluation draws ``s_eval`` fresh samples from ``generator`` and predicts the argmax
-    of their mean softmax.
+    Each evaluation draws ``evaluation.s_eval`` fresh samples from ``evaluation.generator``
+    and predicts the argmax of their mean softmax.
     """
-    if k < 1 or s_eval < 1:
-        raise ValueError(f"need k >= 1 and s_eval >= 1, got k={k}, s_eval={s_eval}")
+    if k < 1:
+        raise ValueError(f"need k >= 1, got k={k}")
+    model = checked(model)
     with torch.no_grad():
-        return torch.stack([
-            sample_probs(model, x, s_eval, generator=generator, name=name,
-                         memory_mb=memory_mb).mean(0).argmax(-1)
-            for _ in range(k)])
+        return torch.stack([evaluation.probs(model, x).mean(0).argmax(-1) for _ in range(k)])
 
 
 def summarise(preds: Tensor, y: Tensor) -> WorstOfK:
@@ -72,10 +70,9 @@ def summarise(preds: Tensor, y: Tensor) -> WorstOfK:
     return WorstOfK(expected, all_k, float((1 - agree).mean()))
 
 
-def worst_of_k(model: torch.nn.Module, x: Tensor, y: Tensor, *, k: int, s_eval: int,
-               generator: torch.Generator | None, name: str = "model",
-               memory_mb: float = DEFAULT_MEMORY_MB) -> WorstOfK:
-    """Evaluate ``x`` k times with ``s_eval`` fresh samples each; summarise against ``y``.
+def worst_of_k(model: torch.nn.Module, x: Tensor, y: Tensor, evaluation: Evaluation, *,
+               k: int) -> WorstOfK:
+    """Evaluate ``x`` k times with fresh samples each (``evaluation``); summarise against ``y``.
 
     Example:
         >>> import torch
@@ -83,9 +80,8 @@ def worst_of_k(model: torch.nn.Module, x: Tensor, y: Tensor, *, k: int, s_eval: 
         >>> spec = MODELS.get("mlp")
         >>> net = spec.build(spec.config(), (1, 28, 28), 10, torch.Generator().manual_seed(0))
         >>> x, y = torch.rand(5, 1, 28, 28), torch.arange(5)
-        >>> r = worst_of_k(net, x, y, k=3, s_eval=2, generator=torch.Generator().manual_seed(1))
+        >>> r = worst_of_k(net, x, y, Evaluation(2, torch.Generator().manual_seed(1)), k=3)
         >>> r.all_k_accuracy == r.expected_accuracy, r.flip_probability
         (True, 0.0)
     """
-    return summarise(k_predictions(model, x, k=k, s_eval=s_eval, generator=generator,
-                                   name=name, memory_mb=memory_mb), y)
+    return summarise(k_predictions(model, x, evaluation, k=k), y)

@@ -104,6 +104,35 @@ class BayesianModule(nn.Module):
         """
 
 
+class NetWrapper(BayesianModule):
+    """A posterior built around one network that trains by its own loss (``self.net``).
+
+    Post-hoc and trajectory methods (Laplace, temperature scaling, SWAG) train exactly as the
+    network they wrap; their posterior comes from :meth:`on_epoch_end` or :meth:`after_fit`.
+    Subclasses call ``super().__init__(net)`` before registering their own buffers.
+
+    Args:
+        net: The wrapped network; its ``num_classes`` is the model's.
+    """
+
+    def __init__(self, net: BayesianModule) -> None:
+        super().__init__()
+        self.net = net
+        self.num_classes = net.num_classes
+
+    def loss(
+        self,
+        x: Tensor,
+        y: Tensor,
+        *,
+        n_train: int,
+        generator: torch.Generator | None = None,
+        batch: tuple[int, int] = (0, 1),
+    ) -> Tensor:
+        """The wrapped network's loss (see :meth:`BayesianModule.loss`)."""
+        return self.net.loss(x, y, n_train=n_train, generator=generator, batch=batch)
+
+
 class PartTrainer(Protocol):
     """What the harness gives a model that owns its training (``ModelSpec.fit``)."""
 

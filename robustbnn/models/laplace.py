@@ -33,7 +33,7 @@ from torch import Tensor, nn
 from robustbnn.config import POSITIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
-from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec, NetWrapper
 from robustbnn.models.mlp import DropoutMLP, MLEConfig, build_net
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _kron_sizes(param: Tensor) -> tuple[int, ...]:
     return tuple(param.shape) if param.ndim == 2 else (param.numel(),)
 
 
-class LaplaceNet(BayesianModule):
+class LaplaceNet(NetWrapper):
     """The MLE network and the Gaussian posterior that laplace-torch fitted around it.
 
     The posterior mean is the network's own weights; its covariance lives in buffers whose
@@ -118,9 +118,7 @@ class LaplaceNet(BayesianModule):
     """
 
     def __init__(self, net: DropoutMLP, cfg: LaplaceConfig) -> None:
-        super().__init__()
-        self.net = net
-        self.num_classes = net.num_classes
+        super().__init__(net)
         self.subset, self.structure = cfg.subset_of_weights, cfg.hessian_structure
         self.prior_init, self.marglik = cfg.prior_precision, cfg.marglik
         self.fit_batch_size = cfg.fit_batch_size
@@ -147,12 +145,6 @@ class LaplaceNet(BayesianModule):
         if self.subset == "last_layer":
             return list(self.net.layers[-1].parameters())
         return list(self.net.parameters())
-
-    def loss(self, x: Tensor, y: Tensor, *, n_train: int,
-             generator: torch.Generator | None = None,
-             batch: tuple[int, int] = (0, 1)) -> Tensor:
-        """The MLE network's cross-entropy: training is that of ``mlp``."""
-        return self.net.loss(x, y, n_train=n_train, generator=generator, batch=batch)
 
     def after_fit(self, train: Split, val: Split, *,
                   generator: torch.Generator | None = None) -> None:

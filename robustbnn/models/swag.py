@@ -53,7 +53,7 @@ from torch.func import functional_call, vmap
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
-from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec, NetWrapper
 from robustbnn.models.mlp import MLEConfig, build_net
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ class SWAGConfig(MLEConfig):
     }
 
 
-class SWAG(BayesianModule):
+class SWAG(NetWrapper):
     """An MLP whose posterior is the SWAG Gaussian of its training trajectory.
 
     Buffers (final shapes from build time, so the cache keeps them): ``swa_mean`` and
@@ -105,13 +105,11 @@ class SWAG(BayesianModule):
 
     def __init__(self, net: torch.nn.Module, *, start_epoch: int, rank: int, scale: float,
                  var_clamp: float, local_reparam: str = "first") -> None:
-        super().__init__()
         if local_reparam not in ("first", "none"):
             raise ConfigError(f"swag: unknown local_reparam {local_reparam!r}; known: "
                               "['first', 'none'] (set it with --set swag.local_reparam=none)")
+        super().__init__(net)
         self.local_reparam = local_reparam
-        self.net = net
-        self.num_classes = net.num_classes
         self.start_epoch, self.rank = start_epoch, rank
         self.scale, self.var_clamp = scale, var_clamp
         named = [(f"net.{k}", p) for k, p in net.named_parameters()]
@@ -274,18 +272,6 @@ class SWAG(BayesianModule):
             if i < last:
                 h = self.net.act(h)
         return h
-
-    def loss(
-        self,
-        x: Tensor,
-        y: Tensor,
-        *,
-        n_train: int,
-        generator: torch.Generator | None = None,
-        batch: tuple[int, int] = (0, 1),
-    ) -> Tensor:
-        """The MLP's negative log-likelihood at the current weights."""
-        return self.net.loss(x, y, n_train=n_train, generator=generator, batch=batch)
 
 
 def build_swag(cfg: SWAGConfig, input_shape: tuple[int, ...], num_classes: int,

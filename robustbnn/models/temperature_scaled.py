@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
+from robustbnn.models.base import MODELS, SMOKE, ModelSpec, NetWrapper
 from robustbnn.models.mlp import MLEConfig, build_net
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 VAL_BATCH = 1000  # validation examples per forward pass when collecting the logits
 
 
-class TemperatureScaled(BayesianModule):
+class TemperatureScaled(NetWrapper):
     """A deterministic network whose logits are divided by ``exp(log_temperature)``.
 
     Args:
@@ -43,9 +43,7 @@ class TemperatureScaled(BayesianModule):
     """
 
     def __init__(self, net: torch.nn.Module) -> None:
-        super().__init__()
-        self.net = net
-        self.num_classes = net.num_classes
+        super().__init__(net)
         self.register_buffer("log_temperature", torch.zeros(()))
 
     @property
@@ -59,18 +57,6 @@ class TemperatureScaled(BayesianModule):
         """Logits z / T, shape (S, B, C), identical slices."""
         logits = self.net.sample_logits(x, 1)[0] * (-self.log_temperature).exp()  # (B, C)
         return logits.expand(n_samples, *logits.shape)
-
-    def loss(
-        self,
-        x: Tensor,
-        y: Tensor,
-        *,
-        n_train: int,
-        generator: torch.Generator | None = None,
-        batch: tuple[int, int] = (0, 1),
-    ) -> Tensor:
-        """The MLP's negative log-likelihood (T plays no part in training)."""
-        return self.net.loss(x, y, n_train=n_train, generator=generator, batch=batch)
 
     def after_fit(self, train: Split, val: Split, *,
                   generator: torch.Generator | None = None) -> None:

@@ -39,18 +39,26 @@ import math
 import torch
 from torch import Tensor
 
-__all__ = ["energy", "max_logit", "mean_energy", "mean_max_logit", "predictive_logits"]
+__all__ = ["check_samples", "energy", "max_logit", "mean_energy", "mean_max_logit",
+           "predictive_logits"]
 
 
-def _check_logits(logits: Tensor) -> None:
-    """Raise ValueError unless ``logits`` is a 3-D (S, B, C) tensor with S, C ≥ 1."""
-    if not isinstance(logits, Tensor):
-        raise TypeError(f"logits must be a torch.Tensor of shape (S, B, C), got {type(logits)}")
-    if logits.ndim != 3:
-        raise ValueError(f"logits must have shape (S, B, C), got shape {tuple(logits.shape)}")
-    if logits.shape[0] == 0 or logits.shape[2] == 0:
+def check_samples(values: Tensor, name: str = "logits") -> None:
+    """Raise unless ``values`` is a 3-D (S, B, C) tensor with S, C ≥ 1.
+
+    The one input check of the measures (``name`` is ``"logits"`` or ``"probs"``).
+
+    Raises:
+        TypeError: If ``values`` is not a tensor.
+        ValueError: If its shape is not (S, B, C) with S, C ≥ 1, showing the shape.
+    """
+    if not isinstance(values, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape (S, B, C), got {type(values)}")
+    if values.ndim != 3:
+        raise ValueError(f"{name} must have shape (S, B, C), got shape {tuple(values.shape)}")
+    if values.shape[0] == 0 or values.shape[2] == 0:
         raise ValueError(
-            f"logits needs at least one sample and one class, got shape {tuple(logits.shape)}"
+            f"{name} needs at least one sample and one class, got shape {tuple(values.shape)}"
         )
 
 
@@ -61,7 +69,7 @@ def predictive_logits(logits: Tensor) -> Tensor:
         >>> predictive_logits(torch.tensor([[[0.0, 2.0]], [[0.0, 2.0]]]))  # samples agree
         tensor([[0., 2.]])
     """
-    _check_logits(logits)
+    check_samples(logits)
     return torch.logsumexp(logits, dim=0) - math.log(logits.shape[0])
 
 
@@ -96,7 +104,7 @@ def mean_energy(logits: Tensor) -> Tensor:
         >>> mean_energy(logits)  # -(log 2 + (2 + log 2)) / 2
         tensor([-1.6931])
     """
-    _check_logits(logits)
+    check_samples(logits)
     return -torch.logsumexp(logits, dim=-1).mean(dim=0)
 
 
@@ -131,5 +139,5 @@ def mean_max_logit(logits: Tensor) -> Tensor:
         >>> mean_max_logit(logits)  # -(3 + 4) / 2
         tensor([-3.5000])
     """
-    _check_logits(logits)
+    check_samples(logits)
     return -logits.amax(dim=-1).mean(dim=0)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from robustbnn.ood.uncertainty import _check_probs
+from robustbnn.ood.energy import check_samples
 from robustbnn.registry import Registry
 
 __all__ = ["EXTRA_MEASURES", "log_mean_entropy_bits"]
@@ -40,7 +40,7 @@ def log_mean_entropy_bits(probs: Tensor) -> Tensor:
         >>> log_mean_entropy_bits(torch.full((3, 1, 2), 0.5))
         tensor([1.])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     tiny = torch.finfo(probs.dtype).tiny
     q = probs.clamp_min(tiny).log().mean(dim=0).exp()  # (B, C)
     return -(q * q.log()).sum(dim=-1) / math.log(2.0)

@@ -62,23 +62,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor
 
-from robustbnn.ood.energy import energy, max_logit, mean_energy, mean_max_logit
+from robustbnn.ood.energy import check_samples, energy, max_logit, mean_energy, mean_max_logit
 from robustbnn.registry import Registry
-
-__all__ = [
-    "BUILTIN_MEASURES",
-    "UNCERTAINTIES",
-    "Measure",
-    "all_measures",
-    "bald",
-    "builtin_measures",
-    "expected_entropy",
-    "max_prob",
-    "mean_std",
-    "measure",
-    "predictive_entropy",
-    "variation_ratio",
-]
 
 UNCERTAINTIES = Registry[Callable[..., Tensor]]("uncertainty measure")
 INPUTS = ("probs", "logits")
@@ -140,18 +125,6 @@ def measure(name: str) -> Measure:
     return entry if isinstance(entry, Measure) else Measure(entry)
 
 
-def _check_probs(probs: Tensor) -> None:
-    """Raise ValueError unless ``probs`` is a 3-D (S, B, C) tensor with S, C ≥ 1."""
-    if not isinstance(probs, Tensor):
-        raise TypeError(f"probs must be a torch.Tensor of shape (S, B, C), got {type(probs)}")
-    if probs.ndim != 3:
-        raise ValueError(f"probs must have shape (S, B, C), got shape {tuple(probs.shape)}")
-    if probs.shape[0] == 0 or probs.shape[2] == 0:
-        raise ValueError(
-            f"probs needs at least one sample and one class, got shape {tuple(probs.shape)}"
-        )
-
-
 def _entropy(p: Tensor) -> Tensor:
     """Entropy over the last axis; 0·log 0 = 0 with a zero (not NaN) gradient there."""
     # xlogy has a NaN gradient at p = 0; the masked log keeps both branches finite.
@@ -178,7 +151,7 @@ def max_prob(probs: Tensor) -> Tensor:
         >>> max_prob(probs)
         tensor([0.3000])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     return 1 - probs.mean(dim=0).amax(dim=-1)
 
 
@@ -196,7 +169,7 @@ def predictive_entropy(probs: Tensor) -> Tensor:
         >>> predictive_entropy(probs)  # log 2
         tensor([0.6931])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     return _entropy(probs.mean(dim=0))
 
 
@@ -214,7 +187,7 @@ def expected_entropy(probs: Tensor) -> Tensor:
         >>> expected_entropy(probs)  # (0 + log 2) / 2
         tensor([0.3466])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     return _entropy(probs).mean(dim=0)
 
 
@@ -238,7 +211,7 @@ def bald(probs: Tensor) -> Tensor:
         >>> bald(probs)
         tensor([0.6931])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     mutual_information = (_entropy(probs.mean(dim=0)) - _entropy(probs).mean(dim=0)).clamp_min(0)
     samples_agree = (probs == probs[:1]).all(dim=-1).all(dim=0)  # (B,)
     return torch.where(samples_agree, torch.zeros_like(mutual_information), mutual_information)
@@ -258,7 +231,7 @@ def mean_std(probs: Tensor) -> Tensor:
         >>> mean_std(probs)
         tensor([0.5000])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     return probs.std(dim=0, correction=0).mean(dim=-1)
 
 
@@ -282,7 +255,7 @@ def variation_ratio(probs: Tensor) -> Tensor:
         >>> variation_ratio(probs)  # votes 0, 0, 1, 0: mode count 3 of 4
         tensor([0.2500])
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     num_samples, _, num_classes = probs.shape
     votes = torch.nn.functional.one_hot(probs.argmax(dim=-1), num_classes)  # (S, B, C)
     mode_count = votes.sum(dim=0).amax(dim=-1)  # (B,)
@@ -310,7 +283,7 @@ def all_measures(probs: Tensor, logits: Tensor | None = None, *,
         >>> list(scores) == UNCERTAINTIES.names(), scores["bald"].shape
         (True, torch.Size([5]))
     """
-    _check_probs(probs)
+    check_samples(probs, "probs")
     names = UNCERTAINTIES.names() if names is None else names
     return {name: measure(name)(probs, logits) for name in names}
 

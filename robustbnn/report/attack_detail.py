@@ -23,6 +23,7 @@ import pandas as pd
 from robustbnn.report.columns import task_title
 from robustbnn.report.escape import escape
 from robustbnn.report.markdown import grid_table as _table
+from robustbnn.report.markdown import with_run
 from robustbnn.results import names as n
 from robustbnn.results.schema import attack_tasks, with_knobs
 
@@ -31,8 +32,7 @@ __all__ = ["attack_markdown"]
 
 def attack_markdown(results: pd.DataFrame) -> str | None:
     """The attack detail tables as GitHub Markdown, or None when the runs attacked nothing."""
-    if "run" not in results:
-        results = results.assign(run=0)
+    results = with_run(results)
     out = ["# Attacks: every step size and checkpoint\n",
            "Fractions; mean ± sample std over runs when several. The protocol is in the "
            "leaderboard legend.\n"]

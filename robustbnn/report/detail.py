@@ -17,7 +17,7 @@ import math
 import pandas as pd
 
 from robustbnn.report.escape import escape
-from robustbnn.report.markdown import MISSING, NAN, md_table
+from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.protocol import run_fields
 from robustbnn.report.published import differences, find
 from robustbnn.results import names as n
@@ -75,8 +75,7 @@ def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataF
         runs: Each run's ``run.json`` (bench config and model configs); without them no
             protocol can be checked, so no delta is shown.
     """
-    if "run" not in results:
-        results = results.assign(run=0)
+    results = with_run(results)
     ood = results[results["task"] == n.OOD]
     keys = ["model", "dataset", "measure", "metric"]
     per_run = ood.groupby([*keys, "run"], sort=False)["value"].mean()

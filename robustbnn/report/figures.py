@@ -28,41 +28,24 @@ temporary name, so concurrent renders of one folder do not collide.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")  # no display needed; set before pyplot is imported
-matplotlib.rcParams["text.parse_math"] = False  # names from data ($\foo$) are text, not TeX
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from robustbnn.metrics.ranking import roc_curve_points  # noqa: E402
-from robustbnn.report.styles import model_styles  # noqa: E402
-from robustbnn.results import names as n  # noqa: E402
-from robustbnn.results.paths import child, safe_name  # noqa: E402
-from robustbnn.results.schema import attack_tasks, with_knobs  # noqa: E402
-from robustbnn.results.scores import read_scores, scores_path  # noqa: E402
-from robustbnn.results.store import write_bytes_atomic  # noqa: E402
+from robustbnn.metrics.ranking import roc_curve_points
+from robustbnn.report import robust_figures as rf
+from robustbnn.report import shift_figures as sf
+from robustbnn.report.canvas import save_figure
+from robustbnn.report.styles import model_styles
+from robustbnn.results import names as n
+from robustbnn.results.paths import child, safe_name
+from robustbnn.results.schema import attack_tasks, with_knobs
+from robustbnn.results.scores import read_scores, scores_path
 
 __all__ = ["HEADLINE", "attack_accuracy_figure", "attack_figure", "fgsm_overview",
-           "headline_figures", "ood_figure", "save_figure", "targeted_figure", "write_figures"]
-
-METADATA = {"Software": None}  # no version string in the file: the PNG depends on data only
-
-
-def save_figure(fig: plt.Figure, path: Path) -> Path:
-    """Write atomically: a partial PNG never replaces a good one."""
-    buffer = io.BytesIO()
-    try:
-        fig.savefig(buffer, format="png", dpi=100, metadata=METADATA)
-    finally:
-        plt.close(fig)
-    write_bytes_atomic(path, buffer.getvalue())
-    return path
+           "headline_figures", "ood_figure", "targeted_figure", "write_figures"]
 
 
 def _by_eps(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[float]]:
@@ -257,8 +240,6 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
     budget = {model: _named(figures, "budget", model) for model in models}
     shift = {model: (_named(figures, "shift", model), _named(figures, "reliability", model))
              for model in models}
-    from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
-    from robustbnn.report import shift_figures as sf  # noqa: PLC0415 - it imports save_figure
 
     written = headline_figures(results, run_dir, figures)
     for task, path in tasks.items():
@@ -281,9 +262,6 @@ HEADLINE = ("fgsm_accuracy.png", "budget_accuracy.png", "detection_aware.png", "
 
 def headline_figures(results: pd.DataFrame, run_dir: Path, figures: Path) -> list[Path | None]:
     """The overview figures of :data:`HEADLINE` (None where the results have no such rows)."""
-    from robustbnn.report import robust_figures as rf  # noqa: PLC0415 - it imports save_figure
-    from robustbnn.report import shift_figures as sf  # noqa: PLC0415 - it imports save_figure
-
     return [fgsm_overview(results, figures / HEADLINE[0]),
             rf.budget_overview(results, figures / HEADLINE[1]),
             rf.detection_figure(results, figures / HEADLINE[2]),

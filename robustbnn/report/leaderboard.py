@@ -14,8 +14,9 @@ import math
 import pandas as pd
 
 from robustbnn.errors import ConfigError
-from robustbnn.report.columns import Column, compute_columns
-from robustbnn.report.markdown import MISSING, NAN, md_table
+from robustbnn.report.column import Column
+from robustbnn.report.columns import compute_columns
+from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 
 __all__ = ["DEFAULT_SORT", "NAN_NOTE", "Leaderboard", "format_cell", "leaderboard", "tidy",
            "to_csv", "to_json", "to_markdown", "with_nan_note"]
@@ -76,8 +77,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     Raises:
         ConfigError: If ``sort`` names no column of this leaderboard.
     """
-    if "run" not in results:
-        results = results.assign(run=0)
+    results = with_run(results)
     columns, values = compute_columns(results)
     models = sorted(dict.fromkeys(results["model"]))
     table = pd.DataFrame(index=pd.Index(models, name="model"))

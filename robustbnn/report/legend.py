@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.attacks.base import NORMS
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
 from robustbnn.report.escape import escape
 from robustbnn.results import names as n
@@ -62,8 +61,8 @@ _ATTACK_KNOBS = (n.EPS, n.S_ATTACK, n.S_EVAL, n.N, "norm", n.STEPS, n.STEP_SIZE,
 def _attack_item(rows: pd.DataFrame, task: str) -> str:
     """The legend item of an attack task (PGD-EOT or a plug-in attack): its norm and only the
     settings its rows carry."""
-    norms = [v for v in _values(rows, "norm") if v in NORMS] or ["linf"]
-    norm = "/".join(NORMS[v] for v in norms)
+    norms = [v for v in _values(rows, "norm") if v in n.NORMS] or [n.LINF]
+    norm = "/".join(n.NORMS[v] for v in norms)
     what = (f"{norm} projected gradient descent with expectation over transformation "
             "(PGD-EOT, Madry et al. 2018; Athalye et al. 2018)" if task == n.PGD
             else f"Plug-in attack {escape(task, to='code')}")
@@ -147,15 +146,15 @@ def _shift_items(results: pd.DataFrame, runs: list[dict]) -> list[str]:
         kinds = set(_values(shift, n.SHIFT))
         seeds = sorted({escape(r.get("config", {}).get("shift_seed", "?")) for r in runs})
         parts = []
-        if n.SHIFT_ROTATED in kinds:
-            rotated = shift[[s.get(n.SHIFT) == n.SHIFT_ROTATED for s in shift["setting"]]]
+        if n.ShiftKind.ROTATED in kinds:
+            rotated = shift[[s.get(n.SHIFT) == n.ShiftKind.ROTATED for s in shift["setting"]]]
             parts.append(
                 f"rotated by {{{_all(_values(rotated, n.ANGLE))}}} degrees (Ovadia et al. "
                 "2019, Fig. 1; bilinear, counter-clockwise; 0 = clean); the column is the area "
                 "under accuracy against angle divided by the angle range, and the ECE averaged "
                 "over the angles")
-        if n.SHIFT_CORRUPTED in kinds:
-            corrupted = shift[[s.get(n.SHIFT) == n.SHIFT_CORRUPTED for s in shift["setting"]]]
+        if n.ShiftKind.CORRUPTED in kinds:
+            corrupted = shift[[s.get(n.SHIFT) == n.ShiftKind.CORRUPTED for s in shift["setting"]]]
             names = list(dict.fromkeys(s[n.CORRUPTION] for s in corrupted["setting"]))  # counted
             parts.append(
                 f"corrupted by the {len(names)} MNIST-C corruptions (Mu & Gilmer 2019, the "

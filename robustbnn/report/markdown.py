@@ -14,12 +14,22 @@ import pandas as pd
 from robustbnn.report.escape import escape
 from robustbnn.results.schema import group_mean
 
-__all__ = ["MISSING", "NAN", "escape", "grid_table", "mean_std", "md_table"]  # escape: re-exported
+# escape: re-exported
+__all__ = ["MISSING", "NAN", "escape", "grid_table", "mean_std", "md_table", "with_run"]
 
 # How a number that was not measured, and one that was measured as NaN, read in every report
 # (Markdown, HTML, the terminal summary); the leaderboard legend says so.
 MISSING = "–"
 NAN = "NaN"
+
+
+def with_run(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with a ``run`` column: as given, or all 0 (one run) when it has none.
+
+    Every table of runs averages per ``run`` first; a single run's ``results.csv`` has no such
+    column.
+    """
+    return results if "run" in results else results.assign(run=0)
 
 
 def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],

@@ -1,20 +1,18 @@
 """A run's protocol fields: what :func:`robustbnn.report.published.differences` compares.
 
-The fields are dotted paths into what a run actually did: ``bench.<field>`` of its
-:class:`~robustbnn.suites.BenchConfig`, ``model.<field>`` of the model's resolved config, and
-``setting.<knob>`` of the result row (counts such as ``n_in``/``n_out``). Nothing here is
-declared by hand, so a run cannot claim a protocol it did not follow.
+The fields are dotted paths into what a run actually did: ``bench.<field>`` of its bench
+config, ``model.<field>`` of the model's resolved config as its training cell recorded it in
+``run.json`` (``models.<name>.config``), and ``setting.<knob>`` of the result row (counts such
+as ``n_in``/``n_out``). Nothing here is declared by hand, so a run cannot claim a protocol it
+did not follow, and nothing here resolves a config: the fields come from the results folder.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from robustbnn.suites import BenchConfig
-
-__all__ = ["run_fields", "run_fields_of"]
+__all__ = ["recorded_model_config", "run_fields"]
 
 
 def _plain(value: Any) -> Any:
@@ -32,10 +30,15 @@ def run_fields(bench: Mapping[str, Any], model: Mapping[str, Any],
     return out
 
 
-def run_fields_of(cfg: BenchConfig, model: str,
-                  setting: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """:func:`run_fields` of a bench config, resolving ``model``'s config from its overrides."""
-    from robustbnn.settings import model_config  # the run layer imports report
+def recorded_model_config(run: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """The config ``model`` trained with, as the run's ``run.json`` records it.
 
-    mcfg = model_config(model, cfg.overrides, cfg.shrink)
-    return run_fields(dataclasses.asdict(cfg), dataclasses.asdict(mcfg), setting)
+    Args:
+        run: A parsed ``run.json``.
+        model: A model name of the run.
+
+    Returns:
+        Its resolved config (``models.<model>.config``); empty when the run recorded none
+        (its training cell did not finish), so no ``model.*`` field of a protocol matches.
+    """
+    return dict(run.get("models", {}).get(model, {}).get("config", {}))

@@ -25,8 +25,8 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from robustbnn.metrics.ranking import roc_curve_points
+from robustbnn.report.canvas import save_figure
 from robustbnn.report.columns import compute_columns
-from robustbnn.report.figures import save_figure
 from robustbnn.report.styles import model_styles
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs

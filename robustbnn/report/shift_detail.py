@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.markdown import grid_table
+from robustbnn.report.markdown import grid_table, with_run
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 
@@ -34,7 +34,7 @@ def shift_frame(results: pd.DataFrame, kind: str) -> pd.DataFrame:
     rows = rows[rows[n.SHIFT] == kind]
     if rows.empty:
         return rows
-    return with_knobs(rows, n.ANGLE if kind == n.SHIFT_ROTATED else n.CORRUPTION)
+    return with_knobs(rows, n.ANGLE if kind == n.ShiftKind.ROTATED else n.CORRUPTION)
 
 
 def _with_mean(rows: pd.DataFrame, by: list[str]) -> pd.DataFrame:
@@ -64,18 +64,17 @@ def _tables(rows: pd.DataFrame, key: str, what: str, order: list[tuple]) -> list
 
 def shift_markdown(results: pd.DataFrame) -> str | None:
     """The shift detail tables as GitHub Markdown, or None when the runs shifted nothing."""
-    if "run" not in results:
-        results = results.assign(run=0)
+    results = with_run(results)
     out = ["# Calibration under dataset shift\n",
            "Mean ± sample std over runs when several; the protocol is in the leaderboard "
            "legend. Accuracy and Brier score are fractions; NLL in nats.\n"]
-    rotated = shift_frame(results, n.SHIFT_ROTATED)
+    rotated = shift_frame(results, n.ShiftKind.ROTATED)
     if len(rotated):
         angles = [(a,) for a in sorted(rotated[n.ANGLE].unique())]
         out.append("Rotated MNIST: columns are the angle in degrees, counter-clockwise; 0 is "
                    "the clean test set.\n")
         out += _tables(rotated, n.ANGLE, "Rotated MNIST", angles)
-    corrupted = shift_frame(results, n.SHIFT_CORRUPTED)
+    corrupted = shift_frame(results, n.ShiftKind.CORRUPTED)
     if len(corrupted):
         names = [(c,) for c in dict.fromkeys(corrupted[n.CORRUPTION])] + [(MEAN,)]
         out.append("MNIST-C: columns are the corruptions in the reference's order, then "

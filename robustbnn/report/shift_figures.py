@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from robustbnn.report.figures import save_figure
+from robustbnn.report.canvas import save_figure
 from robustbnn.report.shift_detail import shift_frame
 from robustbnn.report.styles import model_styles
 from robustbnn.results import names as n
@@ -35,7 +35,8 @@ __all__ = ["corruption_overview", "reliability_figure", "reliability_frame",
 ROTATION_PANELS = ((n.ACCURACY, "accuracy"), (n.ECE, "ECE"), (n.NLL, "NLL (nats)"),
                    (n.BRIER, "Brier score"))
 ENTROPY = "predictive_entropy"
-LABELS = {n.SHIFT_NONE: "clean test set", n.SHIFT_CORRUPTED: "MNIST-C, all corruptions pooled"}
+LABELS = {n.ShiftKind.NONE: "clean test set",
+          n.ShiftKind.CORRUPTED: "MNIST-C, all corruptions pooled"}
 
 
 def _curve(rows: pd.DataFrame, metric: str, key: str, measure: str = "") -> pd.Series:
@@ -47,7 +48,7 @@ def _curve(rows: pd.DataFrame, metric: str, key: str, measure: str = "") -> pd.S
 def rotation_overview(results: pd.DataFrame, path: Path) -> Path | None:
     """Accuracy, ECE, NLL, Brier score and mean predictive entropy against angle, every
     model."""
-    rows = shift_frame(results, n.SHIFT_ROTATED)
+    rows = shift_frame(results, n.ShiftKind.ROTATED)
     if rows.empty:
         return None
     styles = model_styles(results["model"])
@@ -77,7 +78,7 @@ def _corruption_axis(ax: plt.Axes, names: list[str]) -> None:
 
 def corruption_overview(results: pd.DataFrame, path: Path) -> Path | None:
     """Accuracy and ECE per MNIST-C corruption and their mean, every model (points)."""
-    rows = shift_frame(results, n.SHIFT_CORRUPTED)
+    rows = shift_frame(results, n.ShiftKind.CORRUPTED)
     if rows.empty:
         return None
     names = list(dict.fromkeys(rows[n.CORRUPTION]))
@@ -103,8 +104,8 @@ def shift_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
     """One model: calibration metrics and mean uncertainty per measure against angle, and
     accuracy and ECE per corruption."""
     mine = results[results["model"] == model]
-    rotated = shift_frame(mine, n.SHIFT_ROTATED)
-    corrupted = shift_frame(mine, n.SHIFT_CORRUPTED)
+    rotated = shift_frame(mine, n.ShiftKind.ROTATED)
+    corrupted = shift_frame(mine, n.ShiftKind.CORRUPTED)
     if rotated.empty and corrupted.empty:
         return None
     fig, axes = plt.subplots(1, 4, figsize=(21, 4.6))
@@ -176,7 +177,7 @@ def reliability_overview(results: pd.DataFrame, path: Path) -> Path | None:
     table = reliability_frame(results)
     if table.empty:
         return None
-    shifts = [s for s in (n.SHIFT_NONE, n.SHIFT_CORRUPTED) if (table[n.SHIFT] == s).any()]
+    shifts = [s for s in (n.ShiftKind.NONE, n.ShiftKind.CORRUPTED) if (table[n.SHIFT] == s).any()]
     styles = model_styles(results["model"])
     fig, axes = plt.subplots(1, len(shifts), figsize=(6 * len(shifts), 5.6), squeeze=False)
     for ax, shift in zip(axes[0], shifts, strict=True):
@@ -196,7 +197,7 @@ def reliability_figure(results: pd.DataFrame, model: str, path: Path) -> Path | 
         return None
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6, 7.5), sharex=True,
                                       gridspec_kw={"height_ratios": [3, 1]})
-    for shift, color in ((n.SHIFT_NONE, "#1f77b4"), (n.SHIFT_CORRUPTED, "#d62728")):
+    for shift, color in ((n.ShiftKind.NONE, "#1f77b4"), (n.ShiftKind.CORRUPTED, "#d62728")):
         bins = table[table[n.SHIFT] == shift]
         if bins.empty:
             continue

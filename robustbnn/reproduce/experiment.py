@@ -13,8 +13,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.report.published import Entry, table
-from robustbnn.suites import BenchConfig
 
 __all__ = ["BUDGETS", "Compare", "Experiment", "Figure", "Run", "compares_from_table"]
 

@@ -15,26 +15,28 @@ from typing import Any
 
 import pandas as pd
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.report.markdown import md_table
-from robustbnn.report.protocol import run_fields_of
+from robustbnn.report.protocol import recorded_model_config, run_fields
 from robustbnn.report.published import differences
 from robustbnn.reproduce.experiment import Compare, Experiment
 from robustbnn.results.schema import Result
 from robustbnn.results.store import write_text_atomic
 from robustbnn.settings import model_config
-from robustbnn.suites import BenchConfig
 
 __all__ = ["RunResults", "budget_changes", "compare_frame", "write_report"]
 
 
 @dataclasses.dataclass(frozen=True)
 class RunResults:
-    """The rows of one run and seed."""
+    """The rows of one run and seed, and its ``run.json`` (``run``: the model configs it
+    trained with, which protocol matching reads; empty when the run wrote none)."""
 
     label: str
     seed: int
     config: BenchConfig
     rows: list[Result]
+    run: dict[str, Any]
 
 
 def _matches(row: Result, model: str, match: dict[str, Any]) -> bool:
@@ -73,7 +75,8 @@ def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> p
                 continue
             per_seed[res.seed] = statistics.fmean(_value(c, r.value) for r in rows)
             if c.entry is not None:
-                base = run_fields_of(res.config, c.model)  # the run's fields, once per cell
+                base = run_fields(dataclasses.asdict(res.config),  # once per cell
+                                  recorded_model_config(res.run, c.model))
                 for r in rows:
                     fields = base | {f"setting.{k}": v for k, v in r.setting.items()}
                     diffs |= dict.fromkeys(differences(c.entry.protocol, fields))
@@ -151,7 +154,7 @@ def _protocol_lines(results: list[RunResults]) -> list[str]:
 def _figure(exp: Experiment, results: list[RunResults], out_dir: Path) -> list[str]:
     import matplotlib.pyplot as plt
 
-    from robustbnn.report.figures import save_figure  # sets the Agg backend first
+    from robustbnn.report.canvas import save_figure  # sets the Agg backend
 
     written = []
     for fig_spec in exp.figures:
@@ -191,8 +194,17 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
     write_text_atomic(out_dir / f"{exp.name}.csv",
                       csv.to_csv(index=False, float_format="%.6g", lineterminator="\n"))
     figures = _figure(exp, results, out_dir)
-    compared = frame[frame["delta"].notna()] if len(frame) else frame
-    worst = compared.loc[compared["delta"].abs().idxmax()] if len(compared) else None
+    md = (_intro(exp, meta) + _comparison(frame) + _other_protocols(frame)
+          + _closing(exp, figures, results))
+    path = out_dir / f"{exp.name}.md"
+    write_text_atomic(path, "\n".join(md))
+    return path
+
+
+def _intro(exp: Experiment, meta: dict[str, Any]) -> list[str]:
+    """The title; the budget, variant, seeds, device, time, runs and command that ran; what
+    the budget changes from ``full``."""
+    variant, budget = meta["variant"], meta["budget"]
     md = [f"# {exp.title}\n",
           f"Reproduces **{exp.reproduces}**. Budget **{budget}**, variant **{variant}** "
           f"({exp.variants[variant]}), seeds {meta['seeds']}, device {meta['device']}; "
@@ -211,10 +223,17 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
         md += [f"- {c}" for c in changes] + [""]
     if exp.gpu_estimate:
         md.append(f"`full` budget: {exp.gpu_estimate}\n")
-    md.append("## Ours beside the published numbers\n")
-    md.append("Mean ± sample std over seeds. Δ = ours − published, shown only where the run "
-              "followed the published protocol; a published value in parentheses held under "
-              "another protocol (what differs is listed below).\n")
+    return md
+
+
+def _comparison(frame: pd.DataFrame) -> list[str]:
+    """Ours beside the published numbers: the table, and the largest Δ under the protocol."""
+    compared = frame[frame["delta"].notna()] if len(frame) else frame
+    worst = compared.loc[compared["delta"].abs().idxmax()] if len(compared) else None
+    md = ["## Ours beside the published numbers\n",
+          "Mean ± sample std over seeds. Δ = ours − published, shown only where the run "
+          "followed the published protocol; a published value in parentheses held under "
+          "another protocol (what differs is listed below).\n"]
     rows = []
     for _, line in frame.iterrows():
         paper = _fmt(line["paper"], line["unit"])
@@ -227,14 +246,25 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
         md.append(f"Largest |Δ|: {worst['delta']:+.2f} ({worst['row']}, {worst['column']}); "
                   f"{len(compared)} of {int(frame['paper'].notna().sum())} published numbers "
                   "compared under their protocol.\n")
+    return md
+
+
+def _other_protocols(frame: pd.DataFrame) -> list[str]:
+    """The published numbers that held under another protocol, and what differs."""
     refs = frame[(frame["paper"].notna()) & (frame["differs"] != "")] if len(frame) else frame
-    if len(refs):
-        md.append("## Published under another protocol\n")
-        for (row, model), group in refs.groupby(["row", "model"], sort=False):
-            for differs, cells in group.groupby("differs", sort=False):
-                columns = ", ".join(cells["column"])
-                md.append(f"- {row} (`{model}`), {columns}: {differs}")
-        md.append("")
+    if not len(refs):
+        return []
+    md = ["## Published under another protocol\n"]
+    for (row, model), group in refs.groupby(["row", "model"], sort=False):
+        for differs, cells in group.groupby("differs", sort=False):
+            columns = ", ".join(cells["column"])
+            md.append(f"- {row} (`{model}`), {columns}: {differs}")
+    return md + [""]
+
+
+def _closing(exp: Experiment, figures: list[str], results: list[RunResults]) -> list[str]:
+    """The figures, the experiment's notes, and the protocol that ran."""
+    md = []
     if figures:
         md.append("## Figures\n")
         md += [f"![{f}]({f})" for f in figures] + [""]
@@ -242,7 +272,4 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
         md.append("## Notes\n")
         md += [f"- {n}" for n in exp.notes] + [""]
     md.append("## Protocol that ran\n")
-    md += _protocol_lines(results) + [""]
-    path = out_dir / f"{exp.name}.md"
-    write_text_atomic(path, "\n".join(md))
-    return path
+    return md + _protocol_lines(results) + [""]

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from robustbnn.bench import BenchOptions, BenchOutcome, print_plan, run_bench
+from robustbnn.bench import BenchOptions, BenchOutcome, check_bench, print_plan, run_bench
 from robustbnn.errors import ConfigError
 from robustbnn.reproduce.experiment import BUDGETS, Experiment, Run
 from robustbnn.reproduce.report import RunResults, write_report
@@ -110,7 +110,7 @@ def plan_text(exp: Experiment, opts: ReproduceOptions) -> str:
            f"seeds {list(seeds)}\n"]
     for run in selected_runs(exp, opts, variant):
         for seed in seeds:
-            cfg = dataclasses.replace(run.config, seed=seed)
+            cfg = check_bench(dataclasses.replace(run.config, seed=seed))
             folder = run_folder(exp, opts, variant, run, seed)
             out.append(f"## run {run.label}, seed {seed} -> {folder}\n")
             out.append(print_plan(cfg, _bench_opts(exp, opts, variant, run, seed)))
@@ -129,7 +129,7 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
     """
     variant, seeds = _check(exp, opts)
     runs = selected_runs(exp, opts, variant)
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     results: list[RunResults] = []
     failures: list[str] = []
@@ -139,12 +139,16 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
         cfg = dataclasses.replace(run.config, seed=seed)
         if opts.bench.progress or not sys.stderr.isatty():
             log.info("[%d/%d] %s: run %s, seed %s", i, total, exp.name, run.label, seed)
-        outcome: BenchOutcome = run_bench(cfg, _bench_opts(exp, opts, variant, run, seed))
+        outcome: BenchOutcome = run_bench(check_bench(cfg),
+                                          _bench_opts(exp, opts, variant, run, seed))
         labels = {c.id: c.label for c in outcome.plan.cells}
         failures += [f"{run.label} seed {seed}: cell '{labels[k]}' failed ({e})"
                      for k, e in outcome.report.failed.items()]
-        results.append(RunResults(run.label, seed, cfg, outcome.rows))
-        compute += _cell_seconds(run_folder(exp, opts, variant, run, seed))
+        folder = run_folder(exp, opts, variant, run, seed)
+        recorded = folder / "run.json"  # absent when no cell finished
+        info = json.loads(recorded.read_text(encoding="utf-8")) if recorded.exists() else {}
+        results.append(RunResults(run.label, seed, cfg, outcome.rows, info))
+        compute += _cell_seconds(folder)
     seconds = time.perf_counter() - t0
     meta: dict[str, Any] = {"budget": opts.budget, "variant": variant, "seeds": list(seeds),
                             "seconds": seconds, "compute_seconds": compute,

@@ -8,18 +8,20 @@ spelling string literals. Renaming one is an interface change: the reports raise
 
 from __future__ import annotations
 
+import enum
+
 __all__ = [
     "ACCURACY", "ADAPTIVE", "ADV_OOD", "ALL_K_ACCURACY", "DETECTION_AWARE_ACCURACY",
     "DETECTOR_AWARE", "EXPECTED_ACCURACY", "FLIP_PROBABILITY", "FPR", "GRADIENT_EVALUATIONS",
     "K", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL", "WORST_OF_K",
     "ADVERSARY_DETECTION", "ANGLE", "AUPR_IN", "BIN", "BRIER", "CONFIDENCE", "CORRUPTION",
-    "COUNT", "N_BINS", "RELIABILITY", "SHIFT", "SHIFTS", "SHIFT_CORRUPTED", "SHIFT_NONE",
-    "SHIFT_ROTATED", "AUPR_OUT", "AUROC", "CLEAN", "CLIP", "COST",
+    "COUNT", "N_BINS", "RELIABILITY", "SHIFT", "SHIFTS", "ShiftKind", "AUPR_OUT", "AUROC",
+    "CLEAN", "CLIP", "COST",
     "ECE", "EPS", "ERROR_DETECTION", "FGSM", "FGSM_SANITY", "FPR_AT_95_TPR", "GRADIENT_NONZERO",
     "HELDOUT_CLEAN", "KNOBS", "L2", "LABEL", "LINF", "MEAN_UNCERTAINTY", "METRICS", "N", "NLL",
-    "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS", "S_ATTACK",
-    "SECONDS", "SECONDS_PER_1000_PREDICTIONS", "STEP", "STEPS", "STEP_SIZE", "S_EVAL", "TARGET",
-    "TARGETED", "TARGET_SUCCESS", "TASKS", "VALUE",
+    "NORMS", "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS",
+    "S_ATTACK", "SECONDS", "SECONDS_PER_1000_PREDICTIONS", "STEP", "STEPS", "STEP_SIZE", "S_EVAL",
+    "TARGET", "TARGETED", "TARGET_SUCCESS", "TASKS", "VALUE",
 ]
 
 # Tasks (the ``task`` field).
@@ -44,11 +46,16 @@ RELIABILITY = "reliability"  # reliability-diagram bins (clean, and pooled over 
 TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS,
          SHIFT, RELIABILITY)
 
-# The kinds of shift (the ``shift`` knob): none (the clean test set), rotated, corrupted.
-SHIFT_NONE = "none"
-SHIFT_ROTATED = "rotated"  # Ovadia et al. 2019, Fig. 1: 0-180 degrees in 15-degree steps
-SHIFT_CORRUPTED = "corrupted"  # MNIST-C, Mu & Gilmer 2019: fifteen corruptions
-SHIFTS = (SHIFT_ROTATED, SHIFT_CORRUPTED)
+
+class ShiftKind(enum.StrEnum):
+    """The kinds of shift (the ``shift`` knob): none (the clean test set), rotated, corrupted."""
+
+    NONE = "none"
+    ROTATED = "rotated"  # Ovadia et al. 2019, Fig. 1: 0-180 degrees in 15-degree steps
+    CORRUPTED = "corrupted"  # MNIST-C, Mu & Gilmer 2019: fifteen corruptions
+
+
+SHIFTS = (ShiftKind.ROTATED, ShiftKind.CORRUPTED)  # the kinds a run may shift its test set by
 
 # Metrics (the ``metric`` field).
 ACCURACY = "accuracy"
@@ -67,6 +74,8 @@ ERROR_DETECTION = "error_detection"
 TARGET_SUCCESS = "target_success"
 LINF = "linf"
 L2 = "l2"
+NORMS = {LINF: "L∞", L2: "L2"}
+"""The norms an attack may declare (the ``norm`` knob), with their names for people."""
 VALUE = "value"
 PASSED = "passed"
 SECONDS_PER_1000_PREDICTIONS = "seconds_per_1000_predictions"

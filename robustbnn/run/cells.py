@@ -24,13 +24,14 @@ did not touch come out the same.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import hashlib
 import json
 from typing import Any
 
 import numpy as np
 
-__all__ = ["CELL_FORMAT", "OUTPUT_FORMAT", "Cell", "CellOutcome", "canonical_json"]
+__all__ = ["CELL_FORMAT", "OUTPUT_FORMAT", "Cell", "CellKind", "CellOutcome", "canonical_json"]
 
 CELL_FORMAT = 1  # the id recipe: bump only to reshuffle every id and stream on purpose
 # Bump when a task's code changes what a stored cell holds (its rows, arrays or info).
@@ -38,6 +39,27 @@ CELL_FORMAT = 1  # the id recipe: bump only to reshuffle every id and stream on 
 # 3: clean, indist, ood and heldout cells add the logit measures (energy, max_logit, mean_*);
 #    plug-in measures leave them for cells of their own (task ``measure``).
 OUTPUT_FORMAT = 3
+
+
+class CellKind(enum.StrEnum):
+    """The kinds of cell: one task each (:data:`robustbnn.run.tasks.TASKS`). A kind's value
+    is the ``task`` of the cell's id and stored JSON, so it never changes."""
+
+    CONTRACT = "contract"  # the cheap clauses of the model contract, before a model's cells
+    TRAIN = "train"
+    CLEAN = "clean"
+    FGSM = "fgsm"
+    SANITY = "sanity"  # the Carlini checks of FGSM
+    TARGETED = "targeted"
+    ATTACK = "attack"  # any registered attack but FGSM and the targeted one, PGD-EOT style
+    INDIST = "indist"  # the in-distribution scores of another split than test
+    OOD = "ood"
+    MEASURE = "measure"  # a plug-in uncertainty measure on one OOD set
+    HELDOUT = "heldout"
+    BUDGET = "budget"
+    DETECTOR_AWARE = "detector_aware"
+    ADV_OOD = "adv_ood"
+    SHIFT = "shift"
 
 
 def canonical_json(payload: Any) -> str:
@@ -50,9 +72,7 @@ class Cell:
     """One unit of work of a run.
 
     Attributes:
-        task: The task kind, a name in :data:`robustbnn.run.tasks.TASKS` (``train``, ``clean``,
-            ``fgsm``, ``sanity``, ``targeted``, ``attack``, ``ood``, ``heldout``, ``budget``,
-            ``detector_aware``, ``adv_ood``, ``shift``, ``measure``).
+        task: The cell's kind (its task in :data:`robustbnn.run.tasks.TASKS`).
         model: The model's registry name.
         params: The task's settings, JSON data (numbers, strings, booleans, lists, dicts).
         deps: Ids of the cells this one reads (its training cell, the clean scores).
@@ -65,7 +85,7 @@ class Cell:
             such a gate changes no id and no random stream.
     """
 
-    task: str
+    task: CellKind
     model: str
     params: dict[str, Any]
     deps: tuple[str, ...] = ()

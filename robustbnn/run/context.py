@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.contract.checked import Checked
 from robustbnn.contract.streams import make_generator
 from robustbnn.data import DataBundle, Split, load_dataset
@@ -24,7 +25,6 @@ from robustbnn.data.ood_sets import load_ood
 from robustbnn.results.schema import Result, setting
 from robustbnn.run.cells import Cell
 from robustbnn.settings import Settings, resolve_settings
-from robustbnn.suites import BenchConfig
 
 __all__ = ["Context", "RunSpec", "bench_data", "ood_digest", "ood_images", "shift_images"]
 

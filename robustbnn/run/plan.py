@@ -13,28 +13,24 @@ import dataclasses
 import json
 from typing import Any
 
-from robustbnn.attacks import ATTACKS
 from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
 from robustbnn.attacks.reliability import has_torchattacks
+from robustbnn.bench_config import RobustnessKind
 from robustbnn.data.heldout import parse_heldout
-from robustbnn.data.ood_sets import BUILTIN_OOD_SETS, check_ood_name
-from robustbnn.data.shift.sets import check_levels, levels
-from robustbnn.errors import ConfigError
+from robustbnn.data.shift.sets import levels
 from robustbnn.models import MODELS
-from robustbnn.ood.extra import EXTRA_MEASURES
-from robustbnn.ood.uncertainty import BUILTIN_MEASURES, UNCERTAINTIES
-from robustbnn.ood.uncertainty import measure as get_measure
 from robustbnn.results import names as N
+from robustbnn.results.names import ShiftKind
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
-from robustbnn.run.context import RunSpec, bench_data, ood_digest
+from robustbnn.run.cells import CellKind as K
+from robustbnn.run.context import RunSpec, bench_data
+from robustbnn.run.ood_cells import ood_cells
 from robustbnn.run.tasks.contract import contract_cell
+from robustbnn.settings import SuiteAttack
 from robustbnn.training.fit_or_load import model_cache_key
 
 __all__ = ["Plan", "build_plan", "format_plan"]
 
-SPECIAL_ATTACKS = ("fgsm", "targeted_ifgsm")  # their own tasks; any other is an ``attack`` cell
-# The robustness leaderboard's cell kinds (BenchConfig.robustness), in plan order.
-ROBUSTNESS = ("budget", "detector_aware", "adversarial_ood")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +60,7 @@ def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
     params = {"config": dataclasses.asdict(mcfg), "data": data.fingerprint, "seed": cfg.seed,
               "heldout": heldout, "cache_key": key}
     where = "" if heldout is None else f" without class {heldout}"
-    return Cell("train", name, _json(params), label=f"train {name}{where}")
+    return Cell(K.TRAIN, name, _json(params), label=f"train {name}{where}")
 
 
 def _json(params: dict[str, Any]) -> dict[str, Any]:
@@ -73,88 +69,56 @@ def _json(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _model_cells(spec: RunSpec, name: str) -> list[Cell]:
+    """The cells of one model, in plan order: training, clean scores, its attacks, the
+    budget and detector-aware cells, its OOD sets and its shifted test sets."""
     cfg = spec.cfg
     train = _train(spec, name, None)
     n_test = len(bench_data(spec).test)
     # memory_mb decides which Monte Carlo draws serve which examples: part of every id.
-    clean = Cell("clean", name, {N.S_EVAL: cfg.s_eval, "n_test": n_test,
+    clean = Cell(K.CLEAN, name, {N.S_EVAL: cfg.s_eval, "n_test": n_test,
                                  "memory_mb": cfg.memory_mb}, (train.id,),
                  f"clean {name}")
     cells = [train, clean]
     both = (train.id, clean.id)
-    base = {N.OBJECTIVE: cfg.attack_objective, N.LABEL: cfg.attack_label, N.CLIP: cfg.attack_clip,
-            N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-    stochastic = MODELS.get(name).stochastic
     for attack in cfg.attacks:
-        if attack == "fgsm":
-            for s in cfg.s_attack:
-                fgsm = base | {N.S_ATTACK: s, "eps_grid": [float(e) for e in cfg.eps], N.N: 0}
-                cells.append(Cell("fgsm", name, fgsm, both, f"fgsm {name} S={s}"))
-                sanity = base | {N.S_ATTACK: s, N.EPS: float(cfg.sanity_eps), N.N: cfg.n_sanity}
-                cells.append(Cell("sanity", name, sanity, (train.id,), f"sanity {name} S={s}"))
-        elif attack == "targeted_ifgsm":
-            if cfg.targeted_steps > 0:
-                params = {N.STEPS: cfg.targeted_steps, N.STEP_SIZE: cfg.targeted_step_size,
-                          N.S_ATTACK: cfg.targeted_s_attack if stochastic else 1,
-                          N.OBJECTIVE: cfg.attack_objective, N.TARGET: 0,
-                          "every": cfg.targeted_every, N.N: cfg.n_targeted,
-                          N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-                cells.append(Cell("targeted", name, params, (train.id,), f"targeted {name}"))
+        if attack == SuiteAttack.FGSM:
+            cells += _fgsm_cells(spec, name, train.id, both)
+        elif attack == SuiteAttack.TARGETED_IFGSM:
+            cells += _targeted_cells(spec, name, train.id)
         else:
             cells += _attack_cells(spec, name, attack, both)
     cells += _budget_cells(spec, name, both)
-    sets = [ood for ood in cfg.ood if parse_heldout(ood) is None]
-    scored = both
-    if sets and cfg.ood_in_split != "test":
-        split = cfg.ood_in_split
-        params = {"split": split, N.N: len(getattr(bench_data(spec), split)),
-                  N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-        indist = Cell("indist", name, params, (train.id,), f"in-dist {name} {split}")
-        cells.append(indist)
-        scored = (train.id, indist.id)
-    # An OOD cell's id holds its set's content digest (Cell.content), its streams do not.
-    content = {ood: {"ood": ood_digest(spec, ood)} for ood in sets}
-    for ood in sets:
-        params = {"set": ood, "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
-                  "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
-                  "memory_mb": cfg.memory_mb}
-        cells.append(Cell("ood", name, params, scored, f"ood {name} {ood}",
-                          content=content[ood]))
-    cells += _measure_cells(spec, name, train.id, sets, content)
-    if "adversarial_ood" in cfg.robustness:
-        # Built-in sets as adv_ood_sets names them (the suites' cells), then every other set.
-        adv_sets = [s for s in cfg.adv_ood_sets if s in sets]
-        adv_sets += [s for s in sets if s not in BUILTIN_OOD_SETS and s not in adv_sets]
-        for ood in adv_sets:
-            n_ood = cfg.ood_count(ood)
-            params = {"set": ood, "n_ood": n_ood, N.N: cfg.n_adv_ood or n_ood, "seed": cfg.seed,
-                      "preprocessing": cfg.ood_preprocessing, "in_split": cfg.ood_in_split,
-                      "eps_grid": [float(e) for e in cfg.adv_ood_eps],
-                      "step_fraction": cfg.robust_step_fraction, N.STEPS: cfg.adv_ood_steps,
-                      N.S_ATTACK: cfg.adv_ood_s_attack if stochastic else 1,
-                      "measures": list(DIFFERENTIABLE_MEASURES), N.S_EVAL: cfg.s_eval,
-                      "memory_mb": cfg.memory_mb}
-            cells.append(Cell("adv_ood", name, params, scored, f"adversarial ood {name} {ood}",
-                              content=content[ood]))
+    cells += ood_cells(spec, name, train.id, both)
     cells += _shift_cells(spec, name, train.id)
     return cells
 
 
-def _measure_cells(spec: RunSpec, name: str, train: str, sets: list[str],
-                   content: dict[str, dict[str, str]]) -> list[Cell]:
-    """One ``measure`` cell per (plug-in measure, OOD set) of one model: a plug-in measure's
-    name and version are in its cells' ids only, so adding one reuses every other cell."""
+def _fgsm_cells(spec: RunSpec, name: str, train: str, both: tuple[str, ...]) -> list[Cell]:
+    """FGSM over the eps grid and its sanity checks, per S_attack, of one model."""
     cfg = spec.cfg
+    base = {N.OBJECTIVE: cfg.attack_objective, N.LABEL: cfg.attack_label, N.CLIP: cfg.attack_clip,
+            N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
     cells = []
-    for m in (m for m in UNCERTAINTIES.names() if m not in BUILTIN_MEASURES):
-        for ood in sets:
-            params = {"measure": m, "version": get_measure(m).version, "set": ood,
-                      "n_ood": cfg.ood_count(ood), "preprocessing": cfg.ood_preprocessing,
-                      "seed": cfg.seed, N.S_EVAL: cfg.s_eval, "in_split": cfg.ood_in_split,
-                      "memory_mb": cfg.memory_mb}
-            cells.append(Cell("measure", name, params, (train,), f"measure {m} {name} {ood}",
-                              content=content[ood]))
+    for s in cfg.s_attack:
+        fgsm = base | {N.S_ATTACK: s, "eps_grid": [float(e) for e in cfg.eps], N.N: 0}
+        cells.append(Cell(K.FGSM, name, fgsm, both, f"fgsm {name} S={s}"))
+        sanity = base | {N.S_ATTACK: s, N.EPS: float(cfg.sanity_eps), N.N: cfg.n_sanity}
+        cells.append(Cell(K.SANITY, name, sanity, (train,), f"sanity {name} S={s}"))
     return cells
+
+
+def _targeted_cells(spec: RunSpec, name: str, train: str) -> list[Cell]:
+    """The targeted attack's cell of one model (none with ``targeted_steps`` 0)."""
+    cfg = spec.cfg
+    if cfg.targeted_steps <= 0:
+        return []
+    stochastic = MODELS.get(name).stochastic
+    params = {N.STEPS: cfg.targeted_steps, N.STEP_SIZE: cfg.targeted_step_size,
+              N.S_ATTACK: cfg.targeted_s_attack if stochastic else 1,
+              N.OBJECTIVE: cfg.attack_objective, N.TARGET: 0,
+              "every": cfg.targeted_every, N.N: cfg.n_targeted,
+              N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
+    return [Cell(K.TARGETED, name, params, (train,), f"targeted {name}")]
 
 
 # PGD's cell params before attacks had settings of their own: kept, so its ids do not change.
@@ -180,7 +144,7 @@ def _attack_cells(spec: RunSpec, name: str, attack: str, both: tuple[str, ...]) 
         for s in resolved.s_attack:
             params = {"attack": attack, N.EPS: float(eps), N.S_ATTACK: s, **own, N.N: cfg.n_pgd,
                       N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-            cells.append(Cell("attack", name, _json(params), both,
+            cells.append(Cell(K.ATTACK, name, _json(params), both,
                               f"{attack} {name} eps={eps:g} S={s}"))
     return cells
 
@@ -193,10 +157,10 @@ def _shift_cells(spec: RunSpec, name: str, train: str) -> list[Cell]:
     cells = []
     for kind in cfg.shift:
         params = {N.SHIFT: kind, "levels": levels(kind, cfg.shift_angles, cfg.shift_corruptions),
-                  "seed": cfg.shift_seed if kind == N.SHIFT_CORRUPTED else 0, N.N: n,
+                  "seed": cfg.shift_seed if kind == ShiftKind.CORRUPTED else 0, N.N: n,
                   "measures": list(cfg.extra_measures), N.S_EVAL: cfg.s_eval,
                   "memory_mb": cfg.memory_mb}
-        cells.append(Cell("shift", name, params, (train,), f"shift {name} {kind}"))
+        cells.append(Cell(K.SHIFT, name, params, (train,), f"shift {name} {kind}"))
     return cells
 
 
@@ -205,7 +169,7 @@ def _budget_cells(spec: RunSpec, name: str, both: tuple[str, ...]) -> list[Cell]
     cfg = spec.cfg
     stochastic = MODELS.get(name).stochastic
     cells = []
-    if "budget" in cfg.robustness:
+    if RobustnessKind.BUDGET in cfg.robustness:
         for eps in cfg.budget_eps:
             params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
                       "s_grid": list(cfg.budget_s_attack), "steps_grid": list(cfg.budget_steps),
@@ -214,57 +178,26 @@ def _budget_cells(spec: RunSpec, name: str, both: tuple[str, ...]) -> list[Cell]
                       "square_queries": cfg.square_queries if has_torchattacks() else 0,
                       "square_s_attack": cfg.square_s_attack if stochastic else 1,
                       N.N: cfg.n_robust, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-            cells.append(Cell("budget", name, params, both, f"budget {name} eps={eps:g}"))
-    if "detector_aware" in cfg.robustness:
+            cells.append(Cell(K.BUDGET, name, params, both, f"budget {name} eps={eps:g}"))
+    if RobustnessKind.DETECTOR_AWARE in cfg.robustness:
         for eps in cfg.adaptive_eps:
             params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
                       N.STEPS: cfg.adaptive_steps,
                       N.S_ATTACK: cfg.adaptive_s_attack if stochastic else 1,
                       N.FPR: cfg.detector_fpr, "measures": list(DIFFERENTIABLE_MEASURES),
                       N.N: cfg.n_robust, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
-            cells.append(Cell("detector_aware", name, params, both,
+            cells.append(Cell(K.DETECTOR_AWARE, name, params, both,
                               f"detector-aware {name} eps={eps:g}"))
     return cells
 
 
-IN_SPLITS = ("test", "val")
-
-
-def check_names(spec: RunSpec) -> None:
-    """Every model, attack and OOD set named by the config exists (before any work starts)."""
-    cfg = spec.cfg
-    if cfg.ood_in_split not in IN_SPLITS:
-        raise ConfigError(f"ood_in_split must be one of {list(IN_SPLITS)}, got "
-                          f"{cfg.ood_in_split!r}")
-    unknown = sorted(set(dict(cfg.ood_counts)) - set(cfg.ood))
-    if unknown:
-        raise ConfigError(f"ood_counts names sets the run does not score: {unknown}; "
-                          f"its sets: {list(cfg.ood)}")
-    for name in (*cfg.models, *cfg.heldout_models):
-        MODELS.get(name)
-    for attack in cfg.attacks:
-        ATTACKS.get(attack)
-    unknown = sorted(set(cfg.robustness) - set(ROBUSTNESS))
-    if unknown:
-        raise ConfigError(f"unknown robustness cell kind(s) {unknown}; known: {list(ROBUSTNESS)}")
-    for ood in cfg.adv_ood_sets:
-        check_ood_name(ood)
-    check_levels(cfg.shift, cfg.shift_angles, cfg.shift_corruptions)
-    for measure in cfg.extra_measures:
-        EXTRA_MEASURES.get(measure)
-    for ood in cfg.ood:
-        if parse_heldout(ood) is None:
-            check_ood_name(ood)
-
-
 def build_plan(spec: RunSpec) -> Plan:
-    """The plan of ``spec.cfg`` (models already resolved). Loads the data for its fingerprint.
+    """The plan of ``spec.cfg``, as :func:`robustbnn.bench.check_bench` returned it (models
+    resolved, every name checked). Loads the data for its fingerprint.
 
     Raises:
-        UnknownNameError: For an unknown model, attack or OOD set.
         DataError: When the dataset is missing or corrupt.
     """
-    check_names(spec)
     cfg = spec.cfg
     data = bench_data(spec)
     cells: list[Cell] = []
@@ -281,7 +214,7 @@ def build_plan(spec: RunSpec) -> Plan:
             params = {"k": k, N.S_EVAL: cfg.s_eval, "memory_mb": cfg.memory_mb}
             if cfg.ood_in_split != "test":
                 params["in_split"] = cfg.ood_in_split
-            cells += [train, Cell("heldout", name, params, (train.id,),
+            cells += [train, Cell(K.HELDOUT, name, params, (train.id,),
                                   f"heldout {name} class {k}")]
     identity = _json({"format": CELL_FORMAT, "config": dataclasses.asdict(cfg),
                       "data": data.fingerprint, "device": spec.device})

@@ -21,11 +21,12 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from robustbnn.errors import ContractRefusal, UserError
-from robustbnn.run.cells import Cell
+from robustbnn.run.cell_file import CellMissing
+from robustbnn.run.cells import Cell, CellKind
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
 from robustbnn.run.plan import Plan
-from robustbnn.run.store import CellMissing, CellStore
+from robustbnn.run.store import CellStore
 from robustbnn.run.tasks import TASKS
 from robustbnn.run.tasks.train import trained_model
 
@@ -60,14 +61,15 @@ class RunReport:
 
 def _context(job: Job, store: CellStore) -> Context:
     cell, spec = job.cell, job.spec
-    if cell.task == "contract":  # no trained model: it builds and fits its own
+    if cell.task == CellKind.CONTRACT:  # no trained model: it builds and fits its own
         return Context(cell, spec, bench_data(spec))
-    train = cell if cell.task == "train" else next(d for d in job.deps if d.task == "train")
+    train = (cell if cell.task == CellKind.TRAIN
+             else next(d for d in job.deps if d.task == CellKind.TRAIN))
     heldout = train.params["heldout"]
     data = bench_data(spec, heldout)
-    if cell.task == "train":
+    if cell.task == CellKind.TRAIN:
         return Context(cell, spec, data)
-    inputs = {d.task: store.arrays(d.id) for d in job.deps if d.task != "train"}
+    inputs = {d.task: store.arrays(d.id) for d in job.deps if d.task != CellKind.TRAIN}
     return Context(cell, spec, data, trained_model(spec, cell.model, heldout), inputs)
 
 
@@ -120,7 +122,7 @@ def _gpus(spec: RunSpec, cell: Cell) -> float:
     """Ray resources: a training cell takes a GPU; evaluation cells share one four ways."""
     if spec.device != "cuda":
         return 0
-    return 1 if cell.task == "train" else 0.25
+    return 1 if cell.task == CellKind.TRAIN else 0.25
 
 
 def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
@@ -132,100 +134,127 @@ def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
     with one warning naming the file; if it vanishes again it is reported as failed. So every
     cell the report lists as reused or run was, at the end, intact in the store.
     """
-    report = RunReport()
-    done = store.done_ids([c.id for c in plan.cells], warn=True)
-    report.reused = [c.id for c in plan.cells if c.id in done]
-    cells = plan.by_id()
-    pending = [c for c in plan.cells if c.id not in done]
-    running: dict[cf.Future, Cell] = {}
-    attempts: dict[str, int] = {}
-    recomputed: set[str] = set()  # finished cells whose files vanished, queued once more
-    bar = tqdm(total=len(plan.cells), initial=len(report.reused), desc="cells", unit="cell",
-               disable=not progress)
-    if report.reused:
-        log.info("reusing %d finished cells of %s", len(report.reused), store.dir)
+    scheduler = _Scheduler(plan, executor, store, retries=retries, progress=progress)
+    while True:  # ends when nothing runs and nothing more can start
+        scheduler.submit_ready()
+        if not scheduler.running:
+            if scheduler.pending or not scheduler.recheck_finished():
+                break  # nothing can start (as when nothing is left): the report says what ran
+            continue
+        finished, _ = cf.wait(list(scheduler.running), return_when=cf.FIRST_COMPLETED)
+        for future in finished:
+            scheduler.collect(future)
+    scheduler.bar.close()
+    return scheduler.report
 
-    def requeue(cell_id: str, why: str) -> bool:
+
+class _Scheduler:
+    """The state of one :func:`run_plan`: what is done, pending, running, and each step."""
+
+    def __init__(self, plan: Plan, executor: Any, store: CellStore, *, retries: int,
+                 progress: bool) -> None:
+        self.plan, self.executor, self.store = plan, executor, store
+        self.retries, self.progress = retries, progress
+        self.report = RunReport()
+        self.done = store.done_ids([c.id for c in plan.cells], warn=True)
+        self.report.reused = [c.id for c in plan.cells if c.id in self.done]
+        self.cells = plan.by_id()
+        self.pending = [c for c in plan.cells if c.id not in self.done]
+        self.running: dict[cf.Future, Cell] = {}
+        self.attempts: dict[str, int] = {}
+        self.recomputed: set[str] = set()  # finished cells whose files vanished, queued once more
+        self.bar = tqdm(total=len(plan.cells), initial=len(self.report.reused), desc="cells",
+                        unit="cell", disable=not progress)
+        if self.report.reused:
+            log.info("reusing %d finished cells of %s", len(self.report.reused), store.dir)
+
+    def requeue(self, cell_id: str, why: str) -> bool:
         """Put a vanished finished cell back in the queue (once); False when it was already."""
-        if cell_id in recomputed:
+        if cell_id in self.recomputed:
             return False
-        recomputed.add(cell_id)
-        log.warning("%s; recomputing that cell (%s)", why, cells[cell_id].label)
-        done.discard(cell_id)
-        for finished in (report.reused, report.ran):
-            if cell_id in finished:
-                finished.remove(cell_id)
-        pending.insert(0, cells[cell_id])
-        bar.update(-1)
+        self.recomputed.add(cell_id)
+        log.warning("%s; recomputing that cell (%s)", why, self.cells[cell_id].label)
+        self.done.discard(cell_id)
+        self._unfinish(cell_id)
+        self.pending.insert(0, self.cells[cell_id])
+        self.bar.update(-1)
         return True
 
-    while True:  # ends when nothing runs and nothing more can start
-        for cell in list(pending):
+    def _unfinish(self, cell_id: str) -> None:
+        for finished in (self.report.reused, self.report.ran):
+            if cell_id in finished:
+                finished.remove(cell_id)
+
+    def submit_ready(self) -> None:
+        """Skip the pending cells whose gates failed; submit those whose gates are done."""
+        report = self.report
+        for cell in list(self.pending):
             gates = (*cell.deps, *cell.after)  # after: scheduling only (the model contract)
             blocked = [d for d in gates if d in report.failed or d in report.skipped]
             if blocked:
                 report.skipped[cell.id] = f"depends on {blocked[0][:12]}, which did not finish"
-                pending.remove(cell)
-                bar.update()
-            elif all(d in done for d in gates) and len(running) < executor.capacity:
-                bar.set_postfix_str(cell.label)
-                job = Job(plan.spec, cell, tuple(cells[d] for d in cell.deps),
-                          str(store.out_dir))
-                running[executor.submit(execute_cell, job, gpus=_gpus(plan.spec, cell))] = cell
-                pending.remove(cell)
-        if not running:
-            if pending:
-                break  # nothing can start (as when nothing is left): the report says what ran
-            requeued = False
-            for cell_id in (*report.reused, *report.ran):  # deleted or damaged after finishing
-                problem = store.problem(cell_id)
-                if problem is None:
-                    continue
-                if requeue(cell_id, problem):
-                    requeued = True
-                    continue
-                for finished in (report.reused, report.ran):
-                    if cell_id in finished:
-                        finished.remove(cell_id)
-                report.failed[cell_id] = (f"{problem}, a second time after it was recomputed "
-                                          "during this run; rerun the same command to "
-                                          "recompute it")
-            if requeued:
+                self.pending.remove(cell)
+                self.bar.update()
+            elif all(d in self.done for d in gates) and len(self.running) < self.executor.capacity:
+                self.bar.set_postfix_str(cell.label)
+                job = Job(self.plan.spec, cell, tuple(self.cells[d] for d in cell.deps),
+                          str(self.store.out_dir))
+                gpus = _gpus(self.plan.spec, cell)
+                self.running[self.executor.submit(execute_cell, job, gpus=gpus)] = cell
+                self.pending.remove(cell)
+
+    def recheck_finished(self) -> bool:
+        """Once nothing runs: requeue the finished cells deleted or damaged since (once; a
+        second time fails them). True when one was requeued."""
+        requeued = False
+        for cell_id in (*self.report.reused, *self.report.ran):
+            problem = self.store.problem(cell_id)
+            if problem is None:
                 continue
-            break
-        finished, _ = cf.wait(list(running), return_when=cf.FIRST_COMPLETED)
-        for future in finished:
-            cell = running.pop(future)
-            try:
-                outcome = future.result()
-            except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
-                lost = getattr(err, "cell_id", None) if isinstance(err, CellMissing) else None
-                if lost in cells and lost != cell.id and (lost not in done
-                                                          or requeue(lost, str(err))):
-                    pending.append(cell)  # its input is recomputed first; not an attempt
-                    continue
-                attempts[cell.id] = attempts.get(cell.id, 0) + 1
-                message = failure_message(cell, err)
-                # A UserError (diverged training, missing data) fails the same way again.
-                if attempts[cell.id] <= retries and not isinstance(err, UserError):
-                    log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label,
-                                message)
-                    pending.insert(0, cell)
-                    continue
-                report.failed[cell.id] = message
-                if isinstance(err, ContractRefusal):
-                    report.refused[err.model] = {"clauses": err.clauses,
-                                                 "reason": err.seen or str(err),
-                                                 "message": str(err)}
-                bar.update()
+            if self.requeue(cell_id, problem):
+                requeued = True
                 continue
-            done.add(cell.id)
-            (report.reused if outcome["reused"] else report.ran).append(cell.id)
-            bar.update()
-            if not progress:  # no bar (a log file, a pipe): one line per finished cell
-                finished_cells = (len(report.reused) + len(report.ran) + len(report.failed)
-                                  + len(report.skipped))
-                log.info("[%d/%d] %s: %.1f s", finished_cells, len(plan.cells), cell.label,
-                         outcome["seconds"])
-    bar.close()
-    return report
+            self._unfinish(cell_id)
+            self.report.failed[cell_id] = (f"{problem}, a second time after it was recomputed "
+                                           "during this run; rerun the same command to "
+                                           "recompute it")
+        return requeued
+
+    def collect(self, future: cf.Future) -> None:
+        """Record a finished future: done, retried, or failed (with the contract's refusal)."""
+        cell = self.running.pop(future)
+        try:
+            outcome = future.result()
+        except Exception as err:  # noqa: BLE001 - any cell failure is reported, not fatal
+            self._failed(cell, err)
+            return
+        report = self.report
+        self.done.add(cell.id)
+        (report.reused if outcome["reused"] else report.ran).append(cell.id)
+        self.bar.update()
+        if not self.progress:  # no bar (a log file, a pipe): one line per finished cell
+            finished_cells = (len(report.reused) + len(report.ran) + len(report.failed)
+                              + len(report.skipped))
+            log.info("[%d/%d] %s: %.1f s", finished_cells, len(self.plan.cells), cell.label,
+                     outcome["seconds"])
+
+    def _failed(self, cell: Cell, err: Exception) -> None:
+        """A cell raised: recompute a vanished input first, retry, or report it."""
+        lost = getattr(err, "cell_id", None) if isinstance(err, CellMissing) else None
+        if lost in self.cells and lost != cell.id and (lost not in self.done
+                                                       or self.requeue(lost, str(err))):
+            self.pending.append(cell)  # its input is recomputed first; not an attempt
+            return
+        self.attempts[cell.id] = self.attempts.get(cell.id, 0) + 1
+        message = failure_message(cell, err)
+        # A UserError (diverged training, missing data) fails the same way again.
+        if self.attempts[cell.id] <= self.retries and not isinstance(err, UserError):
+            log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label, message)
+            self.pending.insert(0, cell)
+            return
+        self.report.failed[cell.id] = message
+        if isinstance(err, ContractRefusal):
+            self.report.refused[err.model] = {"clauses": err.clauses,
+                                              "reason": err.seen or str(err),
+                                              "message": str(err)}
+        self.bar.update()

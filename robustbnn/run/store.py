@@ -6,8 +6,7 @@ so a cell is done exactly when its JSON exists and records the current
 Cells are verified like cache entries (:mod:`~robustbnn.training.cache`): the JSON records the
 sha256 of its own content and of its ``.npz`` (``digest``), and a cell whose files are missing,
 truncated, unreadable or edited does not count as done: it is recomputed, with one warning
-naming the file. Cells stored before digests existed are checked for what they hold (they
-parse, their arrays load) without recomputing every one of them.
+naming the file (:mod:`~robustbnn.run.cell_file`: the two files' content and its checks).
 
 A run folder belongs to one run configuration, recorded in ``cells/identity.json``: a second
 configuration is refused (or, with ``overwrite``, replaces the first: its own files are moved
@@ -20,12 +19,8 @@ interrupted run, resumed, ends with the bytes of an uninterrupted one.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import io
-import json
 import logging
 import shutil
-import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,10 +30,11 @@ from filelock import FileLock, Timeout
 
 from robustbnn.errors import UserError
 from robustbnn.results.store import write_bytes_atomic, write_text_atomic
-from robustbnn.run.cells import OUTPUT_FORMAT, Cell, CellOutcome, canonical_json
+from robustbnn.run.cell_file import CellMissing, Outdated, encode, verify
+from robustbnn.run.cells import Cell, CellOutcome, canonical_json
 from robustbnn.run.ownership import RUN_FILES, RunFolder
 
-__all__ = ["CellMissing", "CellStore", "RunFolderConflict"]
+__all__ = ["CellStore", "RunFolderConflict"]
 
 log = logging.getLogger(__name__)
 
@@ -46,25 +42,6 @@ log = logging.getLogger(__name__)
 class RunFolderConflict(UserError):
     """The output folder holds a run of another configuration, or files robustbnn would
     replace but did not write."""
-
-
-class CellMissing(UserError):
-    """A finished cell's file that is gone or damaged (deleted or edited during the run).
-
-    Attributes:
-        cell_id: The cell whose files are missing.
-    """
-
-    def __init__(self, message: str, cell_id: str) -> None:
-        super().__init__(message)
-        self.cell_id = cell_id
-
-
-def payload_digest(payload: dict[str, Any]) -> str:
-    """The sha256 of a stored cell's content: every field but ``digest``, as key-sorted JSON."""
-    content = {k: v for k, v in payload.items() if k != "digest"}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class CellStore:
@@ -106,7 +83,7 @@ class CellStore:
         """
         try:
             self._verified(cell_id)
-        except _Outdated:
+        except Outdated:
             return False
         except CellMissing as err:
             if warn and str(err) not in self._warned:
@@ -119,7 +96,7 @@ class CellStore:
         """Why a cell does not count as done (its missing or damaged file), or None."""
         try:
             self._verified(cell_id)
-        except _Outdated:
+        except Outdated:
             path = self.json_path(cell_id)
             return f"{path} is missing" if not path.exists() else f"{path} is outdated"
         except CellMissing as err:
@@ -128,64 +105,8 @@ class CellStore:
 
     def _verified(self, cell_id: str, *, arrays: bool = False
                   ) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-        """The cell's stored JSON (and, with ``arrays``, its arrays), checked against the
-        digests it records.
-
-        Raises:
-            _Outdated: No JSON, or one of an older output format (recomputed silently).
-            CellMissing: A damaged, edited or half-deleted cell, naming the file.
-        """
-        path = self.json_path(cell_id)
-
-        def damaged(where: Path, why: str) -> CellMissing:
-            return CellMissing(f"{where} is damaged ({why})", cell_id)
-
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise _Outdated from None
-        except OSError as err:
-            raise damaged(path, f"unreadable: {err.strerror or err}") from None
-        try:
-            payload = json.loads(raw.decode("utf-8"))
-        except (ValueError, RecursionError) as err:  # UnicodeDecodeError is a ValueError
-            raise damaged(path, f"not JSON: {err}") from None
-        if not isinstance(payload, dict):
-            raise damaged(path, f"a JSON {type(payload).__name__}, not an object")
-        if payload.get("format", 1) != OUTPUT_FORMAT:
-            raise _Outdated
-        digest = payload.get("digest")
-        if digest is not None:
-            if not isinstance(digest, dict) or digest.get("payload") != payload_digest(payload):
-                raise damaged(path, "its content does not match the sha256 it records: edited "
-                                    "or truncated")
-        problem = _shape_problem(payload, cell_id)
-        if problem:
-            raise damaged(path, problem)
-        names = payload["arrays"]
-        if not names:
-            return payload, {}
-        npz = self.npz_path(cell_id)
-        try:
-            blob = npz.read_bytes()
-        except FileNotFoundError:
-            raise CellMissing(f"{npz} is missing (its cell {path.name} lists arrays "
-                              f"{', '.join(names)})", cell_id) from None
-        except OSError as err:
-            raise damaged(npz, f"unreadable: {err.strerror or err}") from None
-        if digest is not None and digest.get("npz") != hashlib.sha256(blob).hexdigest():
-            raise damaged(npz, f"its sha256 is not the one {path.name} records: edited or "
-                               "truncated")
-        if digest is not None and not arrays:  # verified by digest; no need to load it
-            return payload, {}
-        try:
-            with np.load(io.BytesIO(blob), allow_pickle=False) as data:
-                loaded = {k: data[k] for k in data.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as err:
-            raise damaged(npz, f"does not load: {err}") from None
-        if sorted(loaded) != sorted(names):
-            raise damaged(npz, f"holds arrays {sorted(loaded)}, {path.name} lists {names}")
-        return payload, loaded
+        """:func:`~robustbnn.run.cell_file.verify` of the cell's files."""
+        return verify(self.json_path(cell_id), self.npz_path(cell_id), cell_id, arrays=arrays)
 
     def lock(self, cell_id: str) -> FileLock:
         """The cell's file lock: a cell runs in one process at a time, across runs."""
@@ -194,19 +115,11 @@ class CellStore:
 
     def write(self, cell: Cell, outcome: CellOutcome) -> None:
         """Store a finished cell: arrays first, then the JSON that marks it done, with the
-        sha256 of its content and of its arrays."""
-        npz = None
-        if outcome.arrays:
-            buf = io.BytesIO()
-            np.savez_compressed(buf, **outcome.arrays)
-            write_bytes_atomic(self.npz_path(cell.id), buf.getvalue())
-            npz = hashlib.sha256(buf.getvalue()).hexdigest()
-        payload = {"format": OUTPUT_FORMAT, "cell": cell.describe(), "rows": outcome.rows,
-                   "info": outcome.info, "seconds": outcome.seconds,
-                   "arrays": sorted(outcome.arrays)}
-        payload = json.loads(json.dumps(payload))  # the digest is of what a reader will parse
-        payload["digest"] = {"payload": payload_digest(payload), "npz": npz}
-        write_text_atomic(self.json_path(cell.id), json.dumps(payload, indent=1) + "\n")
+        sha256 of its content and of its arrays (:func:`~robustbnn.run.cell_file.encode`)."""
+        npz, text = encode(cell, outcome)
+        if npz is not None:
+            write_bytes_atomic(self.npz_path(cell.id), npz)
+        write_text_atomic(self.json_path(cell.id), text)
 
     def read(self, cell_id: str) -> dict[str, Any]:
         """A finished cell's stored JSON (``rows``, ``info``, ``seconds``, ``cell``), verified.
@@ -216,7 +129,7 @@ class CellStore:
         """
         try:
             return self._verified(cell_id)[0]
-        except _Outdated:
+        except Outdated:
             raise CellMissing(f"{self.json_path(cell_id)} is missing (deleted during the "
                               "run?)", cell_id) from None
 
@@ -228,7 +141,7 @@ class CellStore:
         """
         try:
             return self._verified(cell_id, arrays=True)[1]
-        except _Outdated:
+        except Outdated:
             raise CellMissing(f"{self.json_path(cell_id)} is missing (deleted during the "
                               "run?)", cell_id) from None
 
@@ -331,28 +244,6 @@ class CellStore:
             folder.record(list(RUN_FILES))
             if trash is not None:
                 shutil.rmtree(trash, ignore_errors=True)
-
-
-class _Outdated(Exception):
-    """A cell without JSON, or of an older output format: not done, nothing to warn about."""
-
-
-def _shape_problem(payload: dict[str, Any], cell_id: str) -> str | None:
-    """What is wrong with the fields of a parsed cell JSON, or None."""
-    cell = payload.get("cell")
-    if not isinstance(cell, dict) or cell.get("id") != cell_id:
-        return "it belongs to another cell"
-    rows, names = payload.get("rows"), payload.get("arrays")
-    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
-        return "'rows' is not a list of objects"
-    if not isinstance(payload.get("info"), dict):
-        return "'info' is not an object"
-    seconds = payload.get("seconds")
-    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool):
-        return "'seconds' is not a number"
-    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
-        return "'arrays' is not a list of names"
-    return None
 
 
 def _some(files: list[str], shown: int = 3) -> str:

@@ -34,9 +34,9 @@ import torch
 from torch import Tensor, nn
 
 from robustbnn.attacks.budget import check_budget
+from robustbnn.bench_config import BenchConfig
 from robustbnn.errors import AttackContractError
 from robustbnn.settings import AttackSettings, attack_settings
-from robustbnn.suites import BenchConfig
 
 __all__ = ["ATTACK_CLAUSES", "AttackCheckReport", "AttackClauseResult", "check_attack"]
 

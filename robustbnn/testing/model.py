@@ -63,7 +63,7 @@ import dataclasses
 import logging
 import random
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -72,10 +72,13 @@ from torch import nn
 from robustbnn.config import replace_checked
 from robustbnn.errors import DeviceError, ModelContractError
 from robustbnn.models import MODELS, ModelSpec
-from robustbnn.testing.clauses import Broken, Clauses, build, first_difference, what
+from robustbnn.testing.bitwise import first_difference
+from robustbnn.testing.clauses import Clauses, build, what
+from robustbnn.testing.report import CheckReport, ClauseResult
+from robustbnn.testing.sampler_clauses import Broken, CheckOptions
 
-__all__ = ["BENCH_CLAUSES", "CLAUSES", "CheckReport", "ClauseResult", "check_model",
-           "check_module", "missing_smoke_warning", "report_lines", "smoke_config"]
+__all__ = ["BENCH_CLAUSES", "CLAUSES", "check_model", "check_module", "missing_smoke_warning",
+           "smoke_config"]
 
 log = logging.getLogger(__name__)
 
@@ -87,68 +90,6 @@ CLAUSES = ("build", "fit", "shape", "dtype_finite", "logits", "input_gradient", 
 BENCH_CLAUSES = ("shape", "dtype_finite", "logits", "input_gradient", "reproducible",
                  "variation", "train_eval", "global_rng")
 """The cheap clauses ``robustbnn bench`` runs (after ``build`` and ``fit``) before it scores."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ClauseResult:
-    """The outcome of one clause.
-
-    Attributes:
-        clause: Its name, one of :data:`CLAUSES`.
-        status: ``"ok"``, ``"failed"`` or ``"skipped"`` (does not apply, or the model did not
-            build).
-        detail: What was seen when it failed, or why it was skipped.
-        error: The :class:`ModelContractError` of a failed clause, else None.
-    """
-
-    clause: str
-    status: Literal["ok", "failed", "skipped"]
-    detail: str = ""
-    error: ModelContractError | None = None
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckReport:
-    """Every clause's outcome for one model.
-
-    Attributes:
-        model: The model's name.
-        device: The run device the checks ran on.
-        results: One :class:`ClauseResult` per clause, in :data:`CLAUSES` order.
-    """
-
-    model: str
-    device: str
-    results: tuple[ClauseResult, ...]
-
-    @property
-    def ok(self) -> bool:
-        """Whether no clause failed."""
-        return not self.failed
-
-    @property
-    def failed(self) -> list[ClauseResult]:
-        """The failed clauses."""
-        return [r for r in self.results if r.status == "failed"]
-
-    def result(self, clause: str) -> ClauseResult:
-        """The outcome of ``clause``."""
-        return next(r for r in self.results if r.clause == clause)
-
-    def lines(self) -> list[str]:
-        """One line per clause: ``clause ok``, ``clause FAILED: what`` or ``clause skipped``."""
-        text = {"ok": "ok", "failed": "FAILED: ", "skipped": "skipped: "}
-        return [f"{r.clause:<17} {text[r.status]}{r.detail}".rstrip() for r in self.results]
-
-    def raise_if_failed(self) -> CheckReport:
-        """Return the report when every clause passed.
-
-        Raises:
-            ModelContractError: Naming the model and every failed clause with what was seen.
-        """
-        if self.failed:
-            raise ModelContractError("; ".join(str(r.error) for r in self.failed))
-        return self
 
 
 def smoke_config(name: str) -> Any:
@@ -173,27 +114,22 @@ def missing_smoke_warning(name: str, budget: str = "smoke") -> str | None:
             "{'epochs': 2}}))")
 
 
-def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = None,
-                input_shape: tuple[int, ...] = (1, 6, 7), num_classes: int = 7,
-                batch: int = 5, n_samples: int = 3,
+def check_model(name: str, *, config: Any = None, options: CheckOptions | None = None,
                 clauses: tuple[str, ...] | None = None) -> CheckReport:
     """Build and train a registered model, then run every clause of the model contract on it.
 
     Clause ``build`` builds the model twice on CPU from ``ModelSpec.build`` with equally seeded
     CPU generators and compares the weights; clause ``fit`` trains one as the bench does
-    (:func:`robustbnn.run.tasks.train.fit_or_load`, no cache) on ``device``, for the config's
-    epochs on 32 random examples. The other clauses check the trained model (the untrained
-    build when training fails).
+    (:func:`robustbnn.training.fit_or_load.fit_or_load`, no cache) on the run device, for the
+    config's epochs on 32 random examples. The other clauses check the trained model (the
+    untrained build when training fails).
 
     Args:
         name: A registered model name (plug-ins must be imported first).
-        device: The run device (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"auto"``).
         config: The model config (default: :func:`smoke_config`; a model that declares no
             smoke size is checked at its defaults, with a warning).
-        input_shape: Shape of one input, passed to ``build``.
-        num_classes: C.
-        batch: B.
-        n_samples: S; keep S, B and C distinct so a swapped axis fails.
+        options: The run device and the sizes (default: :class:`CheckOptions`, on CPU at
+            S = 3, B = 5, C = 7, inputs (1, 6, 7)).
         clauses: The clauses to run after ``build`` and ``fit`` (default: all of them, in
             :data:`CLAUSES` order; :data:`BENCH_CLAUSES` for the bench's cheap ones). Unless
             it is None or names ``build``, clause ``build`` only builds the model (equal init
@@ -207,69 +143,56 @@ def check_model(name: str, *, device: str | torch.device = "cpu", config: Any = 
         DeviceError: For a CUDA device on a machine without CUDA.
     """
     spec = MODELS.get(name)
-    run_device = _device(device)
+    options = _resolved(options)
     if config is None and (warning := missing_smoke_warning(name)):
         log.warning("%s", warning)
     cfg = smoke_config(name) if config is None else config
     later = CLAUSES[2:] if clauses is None else tuple(clauses)
-    with _isolated(run_device):
+    with _isolated(options.device):
         try:
-            model = build(spec, cfg, input_shape, num_classes, 0)
-            twin = build(spec, cfg, input_shape, num_classes, 0)
-            if getattr(model, "num_classes", None) != num_classes:
-                raise Broken(f"built with num_classes={num_classes}, the module's "
-                             f"num_classes is {getattr(model, 'num_classes', None)!r}")
-            key = first_difference(model.state_dict(), twin.state_dict())
-            if key and (clauses is None or "build" in clauses):  # the bench builds only
-                raise Broken(f"two builds from equal init generators differ in {key!r}: "
-                             "initialise every weight from the generator given to build")
+            model = _build(spec, cfg, options, compare=clauses is None or "build" in clauses)
         except Exception as err:  # noqa: BLE001 - any failure to build is this clause's
             results = [_failed(name, "build", err)]
             results += [ClauseResult(c, "skipped", "the model did not build")
                         for c in ("fit", *later)]
-            return CheckReport(name, str(run_device), tuple(results))
-        fitted, fit_result = _fit(name, cfg, input_shape, num_classes, run_device)
-        report = check_module(model.to(run_device) if fitted is None else fitted, spec,
-                              name=name, config=cfg, input_shape=input_shape,
-                              device=run_device, batch=batch, n_samples=n_samples,
-                              clauses=later)
+            return CheckReport(name, str(options.device), tuple(results))
+        fitted, fit_result = _fit(name, cfg, options)
+        report = check_module(model.to(options.device) if fitted is None else fitted, spec,
+                              name=name, config=cfg, options=options, clauses=later)
     return dataclasses.replace(report, results=(ClauseResult("build", "ok"), fit_result,
                                                 *report.results))
 
 
 def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
-                 input_shape: tuple[int, ...], device: str | torch.device = "cpu",
-                 batch: int = 5, n_samples: int = 3,
+                 options: CheckOptions | None = None,
                  clauses: tuple[str, ...] | None = None) -> CheckReport:
-    """Run every clause but ``build`` and ``fit`` on a model already built and on ``device``.
+    """Run every clause but ``build`` and ``fit`` on a model already built and on the device.
 
-    Pass a trained model (e.g. from :func:`robustbnn.run.tasks.train.fit_or_load`) when its
-    posterior comes from training: SWAG and Laplace sample their MAP weights until their hooks
-    have run. Every clause starts from the model's state as given, in ``eval()`` (the
+    Pass a trained model (e.g. from :func:`robustbnn.training.fit_or_load.fit_or_load`) when
+    its posterior comes from training: SWAG and Laplace sample their MAP weights until their
+    hooks have run. Every clause starts from the model's state as given, in ``eval()`` (the
     harness's mode) unless it is about modes; afterwards the model's mode, state and the global
     RNGs are as they were. Clause ``cache_round_trip`` builds a fresh model from
-    ``spec.build(config, input_shape, ...)`` with another init seed.
+    ``spec.build(config, options.input_shape, ...)`` with another init seed.
 
     Args:
         model: The model to check; ``model.num_classes`` is C.
         spec: Its registry entry (``stochastic``, ``build``).
         name: Its name, for the messages.
         config: The config it was built from.
-        input_shape: Shape of one input it was built for.
-        device: The device it is on.
-        batch: B.
-        n_samples: S.
+        options: The device it is on, the input shape it was built for, B and S (default:
+            :class:`CheckOptions`; its ``num_classes`` is not read).
         clauses: The clauses to run, in that order (default: all but ``build`` and ``fit``).
 
     Returns:
         The report, without ``build`` and ``fit`` results.
     """
-    run_device = _device(device)
-    ctx = Clauses(model, spec, name, config, tuple(input_shape), run_device, batch, n_samples)
+    options = _resolved(options)
+    ctx = Clauses(model, spec, config, options)
     results = []
     training = model.training
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    with _isolated(run_device):
+    with _isolated(options.device):
         for clause in CLAUSES[2:] if clauses is None else clauses:
             try:
                 model.eval()  # the harness's mode; clauses about modes set their own
@@ -282,48 +205,63 @@ def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
                 model.train(training)
                 with torch.no_grad():
                     model.load_state_dict(state)  # undo what a clause's model changed
-    return CheckReport(name, str(run_device), tuple(results))
+    return CheckReport(name, str(options.device), tuple(results))
 
 
-def report_lines(reports: list[CheckReport], width: int = 0) -> Iterator[str]:
-    """Lines ``model  clause  ok|FAILED: what|skipped: why``, one per clause of each report.
+def _build(spec: ModelSpec, cfg: Any, options: CheckOptions, *, compare: bool) -> nn.Module:
+    """Clause ``build``: the model built on CPU, with the ``num_classes`` it was asked for.
 
-    The model names are padded to ``width``, or to the longest of them when that is longer.
+    Raises:
+        Broken: When the module's ``num_classes`` differs, or (with ``compare``) when two builds
+            from equal init generators differ.
     """
-    width = max([width, *(len(r.model) for r in reports)])
-    for report in reports:
-        for line in report.lines():
-            yield f"{report.model:<{width}}  {line}"
+    model = build(spec, cfg, options.input_shape, options.num_classes, 0)
+    twin = build(spec, cfg, options.input_shape, options.num_classes, 0)
+    if getattr(model, "num_classes", None) != options.num_classes:
+        raise Broken(f"built with num_classes={options.num_classes}, the module's "
+                     f"num_classes is {getattr(model, 'num_classes', None)!r}")
+    key = first_difference(model.state_dict(), twin.state_dict())
+    if key and compare:  # the bench builds only
+        raise Broken(f"two builds from equal init generators differ in {key!r}: "
+                     "initialise every weight from the generator given to build")
+    return model
 
 
-def _fit(name: str, cfg: Any, input_shape: tuple[int, ...], num_classes: int,
-         device: torch.device) -> tuple[nn.Module | None, ClauseResult]:
+def _fit(name: str, cfg: Any, options: CheckOptions) -> tuple[nn.Module | None, ClauseResult]:
     """Train a fresh build as the bench does, on 32 random examples (16 to validate on).
 
     Returns the trained model, or None with the clause's failure (the later clauses then check
     the untrained build).
     """
+    input_shape, device = tuple(options.input_shape), options.device
     if len(input_shape) != 3 or input_shape[0] != 1:
         return None, ClauseResult("fit", "skipped", "the data splits hold (N, 1, H, W) images, "
                                   f"not inputs of shape {input_shape}")
     from robustbnn.data import DataBundle, Split
-    from robustbnn.training.fit_or_load import fit_or_load
+    from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 
     cpu = torch.Generator().manual_seed(54321)
     x = torch.rand(48, *input_shape, generator=cpu).to(device)
-    y = torch.randint(num_classes, (48,), generator=cpu).to(device)
+    y = torch.randint(options.num_classes, (48,), generator=cpu).to(device)
     train, val = Split(x[:32], y[:32]), Split(x[32:], y[32:])
-    data = DataBundle("contract", train, val, val, num_classes, "contract-kit", __name__)
+    data = DataBundle("contract", train, val, val, options.num_classes, "contract-kit",
+                      __name__)
     package_log = logging.getLogger("robustbnn")
     level = package_log.level
     package_log.setLevel(logging.WARNING)  # no "trained ..." line per checked model
     try:
-        model, _ = fit_or_load(name, cfg, data, seed=0, device=device, cache_dir=None)
+        model, _ = fit_or_load(name, cfg, data, TrainSetup(0, device, None))
     except Exception as err:  # noqa: BLE001 - a model's own error breaks the clause
         return None, _failed(name, "fit", err)
     finally:
         package_log.setLevel(level)
     return model, ClauseResult("fit", "ok")
+
+
+def _resolved(options: CheckOptions | None) -> CheckOptions:
+    """``options`` (default :class:`CheckOptions`) with its device resolved by :func:`_device`."""
+    options = options or CheckOptions()
+    return dataclasses.replace(options, device=_device(options.device))
 
 
 def _device(device: str | torch.device) -> torch.device:

@@ -6,9 +6,10 @@ the key, the name, the weights' sha256 and every tensor's shape and dtype, and :
 checks them all before it copies a single weight: a damaged entry is logged, discarded and
 reported as a miss, with the model untouched; an entry of another configuration, name or
 architecture is refused and kept, naming ``--no-cache``. Writers rename a finished temporary
-folder into place and never delete a valid entry another process may be reading. To keep two
-processes from training the same model at once, hold :func:`lock` around load, train and
-save::
+folder into place and never delete a valid entry another process may be reading
+(:mod:`robustbnn.training.cache_folders`: consistent reads, discards, the sweep of killed
+writers' leftovers). To keep two processes from training the same model at once, hold
+:func:`lock` around load, train and save::
 
     with cache.lock(cache_dir, name, key):
         meta = cache.load(cache_dir, name, key, model)
@@ -25,11 +26,8 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -41,15 +39,20 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
-from robustbnn._atomic import OWNER, umask_mode, writer_alive
+from robustbnn._atomic import umask_mode
 from robustbnn.errors import CacheMismatchError
+from robustbnn.training.cache_folders import (
+    ATTEMPTS,
+    discard,
+    read_consistently,
+    temp_prefix,
+)
 
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 2  # bump when a change to training or to the entry layout invalidates old entries
 
 WEIGHTS, CONFIG = "model.safetensors", "config.json"
-_ATTEMPTS = 5  # how often a reader or writer retries when other processes change the entry
 
 _Layout = dict[str, dict[str, Any]]  # tensor name -> {"shape": [...], "dtype": "float32"}
 
@@ -142,10 +145,10 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
     """
     where = entry_dir(cache_dir, name, key)
     expected = _layout(model.state_dict())
-    snapshot = _read(where)
+    snapshot = read_consistently(where, (CONFIG, WEIGHTS))
     if snapshot is None:
         return None
-    ident, raw_config, raw_weights = snapshot
+    ident, (raw_config, raw_weights) = snapshot
     try:
         meta, state = _verify(raw_config, raw_weights, name, key, expected)
     except _Mismatch as err:
@@ -159,7 +162,7 @@ def load(cache_dir: Path, name: str, key: str, model: torch.nn.Module) -> dict |
             "copied into this folder; rerun with --no-cache, or delete the entry") from None
     except _Damaged as err:
         log.warning("cache entry %s is damaged (%s); discarding it", where, err)
-        _discard(where, ident)
+        discard(where, ident)
         return None
     model.load_state_dict(state, strict=True)
     return meta
@@ -191,122 +194,37 @@ def save(cache_dir: Path, name: str, key: str, model: torch.nn.Module, meta: dic
     record = {"format": CACHE_FORMAT, "key": key, "model": name, "robustbnn": __version__,
               "sha256": hashlib.sha256(blob).hexdigest(), "tensors": _layout(state)}
     config = json.dumps({"cache": record, "meta": meta}, indent=2, sort_keys=True, default=str)
-    # The writer's host and pid in the name: the next run removes it if this process is killed.
-    owner = f"{OWNER.rsplit('-', 1)[0]}-{os.getpid()}"
-    tmp = Path(tempfile.mkdtemp(prefix=f".{key}-tmp-{owner}-", dir=final.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(key), dir=final.parent))
     try:
         (tmp / WEIGHTS).write_bytes(blob)
         (tmp / CONFIG).write_text(config, encoding="utf-8")
         for path in (tmp, *tmp.iterdir()):  # mkdtemp makes 0700 folders
             umask_mode(path)
-        for _ in range(_ATTEMPTS):
+        for _ in range(ATTEMPTS):
             try:
                 os.replace(tmp, final)  # fails while ``final`` is a non-empty folder
                 return final
             except OSError as err:
                 if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
                     raise
-            snapshot = _read(final)
+            snapshot = read_consistently(final, (CONFIG, WEIGHTS))
             if snapshot is None:  # discarded meanwhile: try again
                 continue
             try:
-                _verify(*snapshot[1:], name, key, _layout(state))
+                _verify(*snapshot[1], name, key, _layout(state))
                 return final  # another writer finished first; keep theirs
             except _Damaged as err:
                 log.warning("cache entry %s is damaged (%s); replacing it", final, err)
-                _discard(final, snapshot[0])
+                discard(final, snapshot[0])
         raise OSError(errno.EBUSY, f"cache entry kept changing while it was written: {final}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-
-# A writer's temporary folder: ``.<key>-tmp-<host>-<pid>-<random>`` (see :data:`OWNER`);
-# robustbnn before this naming wrote ``.<key>-tmp-<random>``.
-_TMP = re.compile(r"^\.[0-9a-f]+-tmp-(?:(?P<host>.+)-(?P<pid>\d+)-)?[A-Za-z0-9_]+$")
-_TRASH = re.compile(r"^\.trash-.+-[0-9a-f]{12}$")
-STALE_SECONDS = 24 * 3600  # a temporary folder that names no writer is left for a day
-
-
-def remove_dead_temps(cache_dir: Path) -> int:
-    """Remove the temporary and trash folders that killed writers left in the cache.
-
-    A writer's temporary folder names its host and process id: only those of this host whose
-    process no longer exists are removed, so a live writer (another run, a Ray worker on
-    another machine) is never disturbed. A folder of the older naming, which names no writer,
-    is removed once it is :data:`STALE_SECONDS` old; a ``.trash-*`` folder (a discarded
-    entry, already renamed away from every reader) always.
-
-    Args:
-        cache_dir: The cache root.
-
-    Returns:
-        How many folders were removed.
-    """
-    host, removed = OWNER.rsplit("-", 1)[0], 0
-    try:
-        models = [e for e in os.scandir(cache_dir) if e.is_dir(follow_symlinks=False)]
-    except OSError:  # no cache yet
-        return 0
-    now = time.time()
-    for model in models:
-        try:
-            entries = list(os.scandir(model.path))
-        except OSError:
-            continue
-        for entry in entries:
-            if not entry.is_dir(follow_symlinks=False):
-                continue
-            tmp, trash = _TMP.match(entry.name), _TRASH.match(entry.name)
-            if tmp and tmp["pid"]:
-                dead = tmp["host"] == host and not writer_alive(int(tmp["pid"]))
-            elif tmp:
-                try:
-                    dead = now - entry.stat(follow_symlinks=False).st_mtime > STALE_SECONDS
-                except OSError:
-                    continue
-            else:
-                dead = bool(trash)
-            if dead:
-                shutil.rmtree(entry.path, ignore_errors=True)
-                removed += not os.path.lexists(entry.path)
-    return removed
 
 
 def _layout(state: dict[str, torch.Tensor]) -> _Layout:
     """Each tensor's shape and dtype name, as config.json records them."""
     return {k: {"shape": list(v.shape), "dtype": str(v.dtype).removeprefix("torch.")}
             for k, v in state.items()}
-
-
-def _identity(path: Path) -> tuple[int, int]:
-    """Which folder is at ``path`` now (inode and ctime, so a reused inode number differs)."""
-    info = os.stat(path)
-    return info.st_ino, info.st_ctime_ns
-
-
-def _read(where: Path) -> tuple[tuple[int, int], bytes | OSError, bytes | OSError] | None:
-    """The entry folder's identity and both files' bytes (or errors); None when there is none.
-
-    A folder swapped by another process between the reads is noticed by its identity and read
-    again, so a valid entry is never judged by a mix of two entries' files.
-    """
-    for _ in range(_ATTEMPTS):
-        try:
-            ident = _identity(where)
-        except FileNotFoundError:
-            return None
-        files: list[bytes | OSError] = []
-        for name in (CONFIG, WEIGHTS):
-            try:
-                files.append((where / name).read_bytes())
-            except OSError as err:
-                files.append(err)
-        try:
-            if _identity(where) == ident:
-                break
-        except FileNotFoundError:
-            continue
-    return ident, files[0], files[1]
 
 
 def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str, key: str,
@@ -353,25 +271,3 @@ def _verify(raw_config: bytes | OSError, raw_weights: bytes | OSError, name: str
             raise _Mismatch(f"tensor {k} has dtype {found[k]['dtype']}, the model expects "
                            f"{want['dtype']}")
     return meta, state
-
-
-def _discard(where: Path, ident: tuple[int, int]) -> None:
-    """Rename the entry to a unique ``.trash-*`` name, then delete it.
-
-    Does nothing when the entry is gone or another process has put a new one in its place (its
-    identity differs from the one judged damaged), so a valid entry is not thrown away.
-    """
-    trash = where.with_name(f".trash-{where.name}-{uuid.uuid4().hex[:12]}")
-    try:
-        if _identity(where) != ident:
-            return
-        os.replace(where, trash)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        log.warning("could not discard cache entry %s (%s)", where, err)
-        return
-    if trash.is_dir():
-        shutil.rmtree(trash, ignore_errors=True)
-    else:
-        trash.unlink(missing_ok=True)

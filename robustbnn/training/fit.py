@@ -8,9 +8,11 @@ import logging
 import time
 
 import torch
+from torch import Tensor
 from tqdm.auto import tqdm
 
 from robustbnn.config import TrainConfig
+from robustbnn.contract.checked import Checked
 from robustbnn.contract.predict import sample_probs
 from robustbnn.data import DataBundle
 from robustbnn.errors import ConfigError, ModelContractError, TrainingDivergedError
@@ -48,38 +50,16 @@ def _optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimize
 def _val_accuracy(model: BayesianModule, data: DataBundle, n_samples: int, name: str,
                   generator: torch.Generator | None) -> float:
     x, y = data.val.x, data.val.y
-    probs = sample_probs(model, x, n_samples, generator=generator, name=name).mean(0)
+    probs = sample_probs(Checked(model, name), x, n_samples, generator=generator).mean(0)
     return (probs.argmax(-1) == y).float().mean().item()
 
 
-def fit(
-    model: BayesianModule,
-    cfg: TrainConfig,
-    data: DataBundle,
-    *,
-    name: str,
-    stochastic: bool = True,
-    generator: torch.Generator | None = None,
-    progress: bool = True,
-) -> FitReport:
-    """Train ``model`` on ``data.train`` and keep the weights of its best validation epoch.
-
-    Args:
-        model: The model; its :meth:`~BayesianModule.loss` is the objective.
-        cfg: Training hyper-parameters.
-        data: Train and validation splits, already on the model's device.
-        name: The model's registry name, for messages.
-        stochastic: Whether to validate with ``cfg.val_samples`` samples (else 1).
-        generator: Source of the shuffling and of the model's noise.
-        progress: Show a progress bar.
-
-    Returns:
-        A :class:`FitReport`.
+def _check_fit(cfg: TrainConfig, data: DataBundle, name: str) -> None:
+    """The training settings fit the data: a known selection, a validation split to select
+    on, a positive learning-rate decay.
 
     Raises:
-        TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
-        ModelContractError: When ``sample_logits`` breaks the contract's shape or dtype clause
-            (the default loss checks them); names the model and the clause.
+        ConfigError: Naming the model, the setting and the ``--set`` that fixes it.
     """
     if cfg.selection not in SELECTIONS:
         raise ConfigError(f"{name}: unknown selection {cfg.selection!r}; known: "
@@ -90,17 +70,26 @@ def fit(
     if cfg.lr_decay <= 0:
         raise ConfigError(f"{name}: lr_decay must be > 0 (1 = constant), got {cfg.lr_decay}; "
                           f"set it with --set {name}.lr_decay=10")
-    opt = _optimizer(model, cfg)
-    x, y = data.train.x, data.train.y
-    n = x.shape[0]
-    device = x.device
-    val_s = cfg.val_samples if stochastic else 1
-    best_acc, best_epoch, best_state = -1.0, 0, None
-    history: list[float] = []
-    start = time.perf_counter()
-    bar = tqdm(range(1, cfg.epochs + 1), desc=f"train {name}", unit="epoch", disable=not progress,
-               leave=False)
-    for epoch in bar:
+
+
+class _Step:
+    """One model's optimizer steps: an epoch of shuffled minibatches at the epoch's rate."""
+
+    def __init__(self, model: BayesianModule, opt: torch.optim.Optimizer, cfg: TrainConfig,
+                 name: str, generator: torch.Generator | None) -> None:
+        self.model, self.opt, self.cfg, self.name, self.generator = (model, opt, cfg, name,
+                                                                     generator)
+
+    def epoch(self, x: Tensor, y: Tensor, epoch: int) -> Tensor:
+        """Train one epoch (1-based) on ``x``, ``y``; return the last minibatch's loss.
+
+        Raises:
+            TrainingDivergedError: When the loss becomes NaN or inf.
+            ModelContractError: When the loss finds ``sample_logits`` breaking the contract.
+        """
+        model, opt, cfg, name, generator = (self.model, self.opt, self.cfg, self.name,
+                                            self.generator)
+        n, device = x.shape[0], x.device
         if cfg.lr_decay != 1.0 and cfg.epochs > 1:  # lr0 · decay^(−(e−1)/(E−1)), e = 1..E
             for group in opt.param_groups:
                 group["lr"] = cfg.lr * cfg.lr_decay ** (-(epoch - 1) / (cfg.epochs - 1))
@@ -128,10 +117,59 @@ def fit(
             if cfg.grad_clip_value > 0:
                 torch.nn.utils.clip_grad_value_(model.parameters(), cfg.grad_clip_value)
             opt.step()
+        return loss
+
+
+def validated_with(cfg: TrainConfig, stochastic: bool) -> TrainConfig:
+    """``cfg`` as :func:`fit` takes it for a model that is (not) ``stochastic``.
+
+    A deterministic model's samples are one network, so it validates with one sample
+    (``val_samples=1``); a stochastic one with ``cfg.val_samples``.
+    """
+    return cfg if stochastic else dataclasses.replace(cfg, val_samples=1)
+
+
+def fit(
+    model: BayesianModule,
+    cfg: TrainConfig,
+    data: DataBundle,
+    *,
+    name: str,
+    generator: torch.Generator | None = None,
+    progress: bool = True,
+) -> FitReport:
+    """Train ``model`` on ``data.train`` and keep the weights of its best validation epoch.
+
+    Args:
+        model: The model; its :meth:`~BayesianModule.loss` is the objective.
+        cfg: Training hyper-parameters; each epoch validates with ``cfg.val_samples`` samples
+            (one for a deterministic model: :func:`validated_with`).
+        data: Train and validation splits, already on the model's device.
+        name: The model's registry name, for messages.
+        generator: Source of the shuffling and of the model's noise.
+        progress: Show a progress bar.
+
+    Returns:
+        A :class:`FitReport`.
+
+    Raises:
+        TrainingDivergedError: When the loss becomes NaN or inf; names model, epoch, step.
+        ModelContractError: When ``sample_logits`` breaks the contract's shape or dtype clause
+            (the default loss checks them); names the model and the clause.
+    """
+    _check_fit(cfg, data, name)
+    best_acc, best_epoch, best_state, history = -1.0, 0, None, []  # history: val accuracies
+    start = time.perf_counter()
+    step = _Step(model, _optimizer(model, cfg), cfg, name, generator)
+    bar = tqdm(range(1, cfg.epochs + 1), desc=f"train {name}", unit="epoch", disable=not progress,
+               leave=False)
+    for epoch in bar:
+        loss = step.epoch(data.train.x, data.train.y, epoch)
         with torch.no_grad():
             model.on_epoch_end(epoch, generator=generator)
         model.eval()
-        acc = _val_accuracy(model, data, val_s, name, generator) if len(data.val) else -1.0
+        acc = (_val_accuracy(model, data, cfg.val_samples, name, generator) if len(data.val)
+               else -1.0)
         history.append(acc)
         if acc > best_acc or (cfg.selection == "last" and epoch == cfg.epochs):
             best_acc, best_epoch = acc, epoch

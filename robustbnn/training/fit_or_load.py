@@ -22,9 +22,9 @@ from robustbnn.data import DataBundle
 from robustbnn.models import MODELS, BayesianModule
 from robustbnn.models.base import code_identity
 from robustbnn.training import cache
-from robustbnn.training.fit import fit
+from robustbnn.training.fit import fit, validated_with
 
-__all__ = ["FitRecord", "fit_or_load", "model_cache_key"]
+__all__ = ["FitRecord", "TrainSetup", "fit_or_load", "model_cache_key"]
 
 log = logging.getLogger(__name__)
 
@@ -56,17 +56,43 @@ def model_cache_key(name: str, mcfg: Any, data: DataBundle, seed: int) -> str:
     return cache.cache_key(name, mcfg, data.fingerprint, seed, code_identity(MODELS.get(name)))
 
 
-def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: torch.device,
-                cache_dir: Path | None, progress: bool = False
+@dataclasses.dataclass(frozen=True)
+class TrainSetup:
+    """Where and from what seed a run trains its models.
+
+    Attributes:
+        seed: The run's seed; a model's init and training streams derive from it and its name.
+        device: The run device the model trains on.
+        cache_dir: The model cache's root, or None to train without caching.
+        progress: Show a progress bar per training.
+    """
+
+    seed: int
+    device: torch.device
+    cache_dir: Path | None
+    progress: bool = False
+
+
+def fit_or_load(name: str, mcfg: Any, data: DataBundle, setup: TrainSetup
                 ) -> tuple[BayesianModule, FitRecord]:
     """Build ``name`` with config ``mcfg``, then load its weights from the cache or train it.
 
     A damaged cache entry is discarded whole by :func:`robustbnn.training.cache.load` before any
     weight is copied, so training always starts from the freshly initialised model. A model
     with its own ``ModelSpec.fit`` trains through it, its parts cached one by one.
+
+    Args:
+        name: The registered model name.
+        mcfg: Its config.
+        data: The splits it trains on.
+        setup: The seed, device, cache and progress bars of the run.
+
+    Returns:
+        The model (on ``setup.device``) and what training did.
     """
     spec = MODELS.get(name)
     shape = tuple(data.train.x.shape[1:])
+    seed, device = setup.seed, setup.device
     model = spec.build(mcfg, shape, data.num_classes, make_generator(CPU, seed, name, "init"))
     model = model.to(device)
     key = model_cache_key(name, mcfg, data, seed)
@@ -75,13 +101,13 @@ def fit_or_load(name: str, mcfg: Any, data: DataBundle, *, seed: int, device: to
 
     def train() -> dict:
         if spec.fit is not None:
-            parts = _PartTrainer(name, data, seed, device, cache_dir, key, progress, meta)
-            return spec.fit(model, mcfg, data, parts)
-        report = fit(model, mcfg, data, name=name, stochastic=spec.stochastic,
-                     generator=make_generator(device, seed, name, "train"), progress=progress)
+            return spec.fit(model, mcfg, data, _PartTrainer(name, data, setup, key, meta))
+        report = fit(model, validated_with(mcfg, spec.stochastic), data, name=name,
+                     generator=make_generator(device, seed, name, "train"),
+                     progress=setup.progress)
         return dataclasses.asdict(report)
 
-    report, cached = _load_or_train(cache_dir, name, key, model, train, meta)
+    report, cached = _load_or_train(setup.cache_dir, name, key, model, train, meta)
     if cached:
         log.info("loaded %s from the cache (%s)", name, key)
     params = sum(p.numel() for p in model.parameters())
@@ -109,22 +135,21 @@ class _PartTrainer:
 
     name: str
     data: DataBundle
-    seed: int
-    device: torch.device
-    cache_dir: Path | None
+    setup: TrainSetup
     key: str
-    progress: bool
     meta: dict[str, Any]
 
     def fit(self, part: BayesianModule, cfg: Any, *, tag: str,
             stochastic: bool = True) -> dict[str, Any]:
-        def train() -> dict:
-            generator = make_generator(self.device, self.seed, self.name, "train", tag)
-            return dataclasses.asdict(fit(part, cfg, self.data, name=f"{self.name} {tag}",
-                                          stochastic=stochastic, generator=generator,
-                                          progress=self.progress))
+        setup = self.setup
 
-        report, cached = _load_or_train(self.cache_dir, self.name, f"{self.key}-{tag}", part,
+        def train() -> dict:
+            generator = make_generator(setup.device, setup.seed, self.name, "train", tag)
+            return dataclasses.asdict(fit(part, validated_with(cfg, stochastic), self.data,
+                                          name=f"{self.name} {tag}", generator=generator,
+                                          progress=setup.progress))
+
+        report, cached = _load_or_train(setup.cache_dir, self.name, f"{self.key}-{tag}", part,
                                         train, {**self.meta, "part": tag})
         if cached:
             log.info("loaded %s %s from the cache", self.name, tag)

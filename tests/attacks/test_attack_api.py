@@ -7,6 +7,7 @@ import dataclasses
 import json
 import pickle
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -46,17 +47,18 @@ class MIFGSM(Attack):
 
 
 @pytest.fixture
-def mifgsm(monkeypatch: pytest.MonkeyPatch) -> str:
-    monkeypatch.setattr(ATTACKS, "_items", {**ATTACKS._items, "mifgsm": MIFGSM})
-    return "mifgsm"
+def mifgsm() -> Iterator[str]:
+    with ATTACKS.temporary("mifgsm", MIFGSM):
+        yield "mifgsm"
 
 
 @pytest.fixture
-def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
+def fresh_plugins(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test imports its plug-ins itself and leaves the registry as it found it."""
-    monkeypatch.setattr(ATTACKS, "_items", dict(ATTACKS._items))
     for module in ("tests.plugins.bad_attacks", "examples.l2_pgd_plugin"):
         monkeypatch.delitem(sys.modules, module, raising=False)
+    with ATTACKS.sandbox():
+        yield
 
 
 # --- the budget --------------------------------------------------------------------------
@@ -203,6 +205,7 @@ SMALL = ("--models", "mlp", "--robustness", "none", "--shift", "none", "--ood", 
          "--jobs", "1", "--quiet", "--no-cache")
 
 
+@pytest.mark.bench
 def test_bench_refuses_attacks_that_leave_their_budget(
         fresh_plugins: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["bench", "--suite", "smoke", "--plugin", "tests.plugins.bad_attacks",
@@ -217,6 +220,7 @@ def test_bench_refuses_attacks_that_leave_their_budget(
     assert not {r["task"] for r in rows} & {"blank_attack", "greedy_attack"}
 
 
+@pytest.mark.bench
 def test_l2_pgd_example_runs_through_the_smoke_suite(fresh_plugins: None,
                                                      tmp_path: Path) -> None:
     assert main(["bench", "--suite", "smoke", "--plugin", "examples.l2_pgd_plugin",

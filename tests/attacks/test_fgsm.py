@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from robustbnn.attacks import FGSM, mc_input_grad
+from robustbnn.attacks import FGSM, GradientSettings, mc_input_grad
 from robustbnn.attacks._grad import mc_loss
 from tests._toys import LinearModel, build
 
@@ -42,8 +42,8 @@ def test_eps_ball_and_box(name: str, clip: bool) -> None:
 def test_objectives_agree_for_deterministic_model() -> None:
     model = build("mlp")
     x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
-    a = mc_input_grad(model, x, y, n_samples=3, objective="predictive")
-    b = mc_input_grad(model, x, y, n_samples=3, objective="expected")
+    a = mc_input_grad(model, x, y, GradientSettings(3, "predictive"))
+    b = mc_input_grad(model, x, y, GradientSettings(3, "expected"))
     torch.testing.assert_close(a, b)
 
 
@@ -60,8 +60,8 @@ def test_objectives_differ_for_stochastic_model() -> None:
 def test_gradient_sums_over_batch() -> None:
     model = _linear()
     x, y = torch.rand(4, 1, 6, 7), torch.arange(4)
-    whole = mc_input_grad(model, x, y, n_samples=1)
-    part = mc_input_grad(model, x[:2], y[:2], n_samples=1)
+    whole = mc_input_grad(model, x, y, GradientSettings(1))
+    part = mc_input_grad(model, x[:2], y[:2], GradientSettings(1))
     torch.testing.assert_close(whole[:2], part)
 
 
@@ -125,6 +125,20 @@ def test_direction_matches_call() -> None:
     model = build("mc_dropout")
     x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
     attack = FGSM(eps=0.2, n_samples=3, label="predicted", clip=False)
-    d = attack.direction(model, x, y, generator=torch.Generator().manual_seed(0), name="m")
-    x_adv = attack(model, x, y, generator=torch.Generator().manual_seed(0), name="m")
+    d = attack.direction(model, x, y, generator=torch.Generator().manual_seed(0))
+    x_adv = attack(model, x, y, generator=torch.Generator().manual_seed(0))
     torch.testing.assert_close(x_adv, x + 0.2 * d, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("clip", [True, False])
+def test_one_direction_serves_every_eps_through_perturb(clip: bool) -> None:
+    model = build("mc_dropout")
+    x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
+    attack = FGSM(eps=0.0, n_samples=3, clip=clip)
+    d = attack.direction(model, x, y, generator=torch.Generator().manual_seed(0))
+    for eps in (0.1, 0.6):
+        at = FGSM(eps=eps, n_samples=3, clip=clip)
+        x_adv = at(model, x, y, generator=torch.Generator().manual_seed(0))
+        torch.testing.assert_close(at.perturb(x, d), x_adv, rtol=0, atol=0)
+    # a step of 0.6 takes some pixels out of [0, 1] unless clipped
+    assert bool(x_adv.min() >= 0 and x_adv.max() <= 1) == clip

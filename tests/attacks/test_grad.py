@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from robustbnn.attacks import attack_labels, mc_input_grad
+from robustbnn.attacks import GradientSettings, attack_labels, mc_input_grad
 from robustbnn.attacks._grad import (
     as_target,
     attack_objective,
@@ -33,10 +33,9 @@ def test_per_example_loss_sums_to_total(objective: str) -> None:
 def test_target_gradient_ascends_log_probability_of_target(objective: str) -> None:
     model = NoisyLinear()
     x, y, t = torch.rand(3, *SHAPE), torch.tensor([0, 1, 2]), torch.tensor([4, 4, 6])
-    got = mc_input_grad(model, x, y, n_samples=5, objective=objective, target=t,
-                        generator=torch.Generator().manual_seed(0))
-    ce = mc_input_grad(model, x, t, n_samples=5, objective=objective,
-                       generator=torch.Generator().manual_seed(0))
+    five = GradientSettings(5, objective)
+    got = mc_input_grad(model, x, y, five, target=t, generator=torch.Generator().manual_seed(0))
+    ce = mc_input_grad(model, x, t, five, generator=torch.Generator().manual_seed(0))
     torch.testing.assert_close(got, -ce)
     # the predictive objective is log p̄(target), by brute force
     xr = x.clone().requires_grad_(True)
@@ -52,8 +51,8 @@ def test_int_target_is_broadcast() -> None:
     assert as_target(3, x).tolist() == [3, 3, 3, 3]
     assert as_target(torch.tensor(2), x).tolist() == [2, 2, 2, 2]
     model = linear()
-    a = mc_input_grad(model, x, torch.zeros(4, dtype=torch.long), n_samples=1, target=3)
-    b = mc_input_grad(model, x, torch.zeros(4, dtype=torch.long), n_samples=1,
+    a = mc_input_grad(model, x, torch.zeros(4, dtype=torch.long), GradientSettings(1), target=3)
+    b = mc_input_grad(model, x, torch.zeros(4, dtype=torch.long), GradientSettings(1),
                       target=torch.full((4,), 3))
     torch.testing.assert_close(a, b)
 
@@ -64,9 +63,9 @@ def test_predicted_label_comes_from_the_same_draws() -> None:
     logits = model.sample_logits(x, 4, generator=torch.Generator().manual_seed(7))
     pred = predicted_labels(logits)
     torch.testing.assert_close(pred, torch.softmax(logits, -1).mean(0).argmax(-1))
-    a = mc_input_grad(model, x, wrong, n_samples=4, label="predicted",
+    a = mc_input_grad(model, x, wrong, GradientSettings(4, label="predicted"),
                       generator=torch.Generator().manual_seed(7))
-    b = mc_input_grad(model, x, pred, n_samples=4, label="true",
+    b = mc_input_grad(model, x, pred, GradientSettings(4, label="true"),
                       generator=torch.Generator().manual_seed(7))
     torch.testing.assert_close(a, b)
 
@@ -76,20 +75,20 @@ def test_attack_labels() -> None:
     x, y = torch.rand(6, *SHAPE), torch.zeros(6, dtype=torch.long)
     g = torch.Generator().manual_seed(0)
     state = g.get_state()
-    assert attack_labels(model, x, y, label="true", n_samples=4, generator=g) is y
+    assert attack_labels(model, x, y, GradientSettings(4, label="true"), generator=g) is y
     assert torch.equal(g.get_state(), state)  # no draw for the true label
-    got = attack_labels(model, x, y, label="predicted", n_samples=4, generator=g)
+    got = attack_labels(model, x, y, GradientSettings(4, label="predicted"), generator=g)
     expected = predicted_labels(model.sample_logits(x, 4,
                                                     generator=torch.Generator().manual_seed(0)))
     torch.testing.assert_close(got, expected)
     with pytest.raises(ValueError, match="unknown label policy 'gold'"):
-        attack_labels(model, x, y, label="gold", n_samples=1)
+        GradientSettings(1, label="gold")
 
 
 def test_objective_per_example_matches_attack_objective() -> None:
     model = NoisyLinear()
     x, y = torch.rand(3, *SHAPE), torch.tensor([0, 1, 2])
-    per = mc_objective_per_example(model, x, y, n_samples=4, objective="expected", target=5,
+    per = mc_objective_per_example(model, x, y, GradientSettings(4, "expected"), target=5,
                                    generator=torch.Generator().manual_seed(0))
     logits = model.sample_logits(x, 4, generator=torch.Generator().manual_seed(0))
     total = attack_objective(logits, y, objective="expected", target=5)
@@ -99,8 +98,7 @@ def test_objective_per_example_matches_attack_objective() -> None:
 
 def test_unknown_objective_raises() -> None:
     with pytest.raises(ValueError, match="unknown attack objective 'eot'"):
-        mc_input_grad(linear(), torch.rand(2, *SHAPE), torch.arange(2), n_samples=1,
-                      objective="eot")
+        GradientSettings(1, objective="eot")
 
 
 def test_cw_margin_matches_brute_force_and_sums_per_example() -> None:

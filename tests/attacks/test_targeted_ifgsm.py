@@ -4,13 +4,16 @@ import pytest
 import torch
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
-from robustbnn.contract.predict import sample_probs
+from robustbnn.contract.predict import (
+    LIVE_WIDTHS_GRAD,
+    Evaluation,
+    chunk_rows,
+    row_width,
+    sample_probs,
+)
 from robustbnn.ood import builtin_measures
+from tests._helpers import seeded
 from tests.attacks._models import SHAPE, NoisyLinear, Recorder, linear
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def test_paper_defaults() -> None:
@@ -53,14 +56,14 @@ def test_call_returns_last_checkpoint_and_eps_bounds() -> None:
     model = NoisyLinear()
     x, y = torch.rand(4, *SHAPE), torch.tensor([1, 2, 3, 4])
     attack = TargetedIFGSM(steps=12, step_size=0.05, n_samples=2, checkpoint_every=5)
-    traj = attack.trajectory(model, x, y, generator=_gen(0))
+    traj = attack.trajectory(model, x, y, generator=seeded(0))
     assert list(traj) == [0, 5, 10, 12]
-    torch.testing.assert_close(attack(model, x, y, generator=_gen(0)), traj[12], rtol=0, atol=0)
+    torch.testing.assert_close(attack(model, x, y, generator=seeded(0)), traj[12], rtol=0, atol=0)
     for step, x_adv in traj.items():
         assert (x_adv - x).abs().max() <= 0.05 * step + 1e-6
         assert x_adv.min() >= 0 and x_adv.max() <= 1
     bounded = TargetedIFGSM(steps=12, step_size=0.05, eps=0.1, n_samples=2)
-    assert (bounded(model, x, y, generator=_gen(0)) - x).abs().max() <= 0.1 + 1e-6
+    assert (bounded(model, x, y, generator=seeded(0)) - x).abs().max() <= 0.1 + 1e-6
 
 
 def test_target_probability_rises_along_the_trajectory() -> None:
@@ -75,8 +78,7 @@ def test_curve_checkpoints_and_fields() -> None:
     model = linear()
     x, y = exclude_target(torch.rand(10, *SHAPE), torch.arange(10) % 7)
     attack = TargetedIFGSM(steps=30, step_size=0.05, n_samples=1)
-    curve = targeted_curve(model, x, y, attack, s_eval=3, attack_generator=_gen(0),
-                           eval_generator=_gen(1), name="linear")
+    curve = targeted_curve(model, x, y, attack, Evaluation(3, seeded(1)), generator=seeded(0))
     assert [row["step"] for row in curve] == [0, 10, 20, 30]
     expected_keys = {"step", "accuracy", "target_success", "linf", "l2", "n",
                      *builtin_measures(logits=False)}
@@ -95,9 +97,12 @@ def test_curve_is_the_same_in_chunks() -> None:
     model = linear()
     x, y = exclude_target(torch.rand(10, *SHAPE), torch.arange(10) % 7)
     attack = TargetedIFGSM(steps=10, step_size=0.05, n_samples=1, checkpoint_every=5)
-    kw = {"s_eval": 1, "attack_generator": _gen(0), "eval_generator": _gen(1)}
-    whole = targeted_curve(model, x, y, attack, **kw)
-    chunked = targeted_curve(model, x, y, attack, rows_per_chunk=3, **kw)
+    whole = targeted_curve(model, x, y, attack, Evaluation(1, seeded(1)), generator=seeded(0))
+    # a memory budget of 3 (sample, example) rows per gradient pass: chunks of 3 examples
+    three_rows = 3 * 4 * LIVE_WIDTHS_GRAD * row_width(model) / 2**20
+    assert chunk_rows(model, three_rows, grad=True) == 3
+    chunked = targeted_curve(model, x, y, attack, Evaluation(1, seeded(1), three_rows),
+                             generator=seeded(0))
     for a, b in zip(whole, chunked, strict=True):
         assert a == pytest.approx(b)
 
@@ -106,17 +111,16 @@ def test_curve_separates_attack_and_evaluation_samples() -> None:
     model = Recorder(NoisyLinear())
     x, y = torch.rand(5, *SHAPE), torch.tensor([1, 2, 3, 4, 5])
     attack = TargetedIFGSM(steps=4, checkpoint_every=2, n_samples=2)
-    attack_gen, eval_gen = _gen(0), _gen(1)
-    targeted_curve(model, x, y, attack, s_eval=3, attack_generator=attack_gen,
-                   eval_generator=eval_gen)
+    attack_gen, eval_gen = seeded(0), seeded(1)
+    targeted_curve(model, x, y, attack, Evaluation(3, eval_gen), generator=attack_gen)
     # gradient passes draw from the attack generator, evaluations from the eval generator
     assert {(id(g), grad) for g, grad in model.calls} == {(id(attack_gen), True),
                                                          (id(eval_gen), False)}
     # each generator advanced exactly as if the other did not exist
-    alone = _gen(0)
+    alone = seeded(0)
     traj = attack.trajectory(model.inner, x, y, generator=alone)
     assert torch.equal(attack_gen.get_state(), alone.get_state())
-    ev = _gen(1)
+    ev = seeded(1)
     for x_adv in traj.values():
         sample_probs(model.inner, x_adv, 3, generator=ev)
     assert torch.equal(eval_gen.get_state(), ev.get_state())

@@ -36,8 +36,8 @@ def _data(n: int = 6):
 def test_torchattacks_fgsm_equals_ours_on_the_deterministic_mlp(eps: float) -> None:
     model = _model("mlp")
     x, y = _data()
-    ours = FGSM(eps=eps, n_samples=1)(model, x, y, name="mlp")
-    theirs = torchattacks.FGSM(PredictiveModule(model, name="mlp"), eps=eps)(x, y)
+    ours = FGSM(eps=eps, n_samples=1)(model, x, y)
+    theirs = torchattacks.FGSM(PredictiveModule(model), eps=eps)(x, y)
     assert theirs.shape == ours.shape == x.shape
     assert torch.equal(theirs, ours)
     assert (theirs - x).abs().amax() <= eps + 1e-6 and not torch.equal(theirs, x)

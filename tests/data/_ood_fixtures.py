@@ -9,9 +9,12 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from robustbnn.data import sha256_file
+from robustbnn.data._ood import OODFileSet
+from robustbnn.errors import DataError
 
 
 def png_bytes(pixels: np.ndarray, mode: str | None = None) -> bytes:
@@ -98,3 +101,22 @@ def write_test_batch(path: Path, images: np.ndarray) -> str:
         pickle.dump({b"batch_label": b"testing batch 1 of 1", b"data": data,
                      b"labels": [0] * len(images)}, f)
     return sha256_file(path)
+
+
+def assert_missing(ood_set: OODFileSet, root: Path, *parts: str) -> None:
+    """``ood_set`` finds nothing under the empty ``root``, and its error names each of
+    ``parts`` and every way out (--data-root, $ROBUSTBNN_DATA, --download)."""
+    assert not ood_set.available(root)
+    with pytest.raises(DataError) as info:
+        ood_set.load(root)
+    message = str(info.value)
+    for part in parts:
+        assert part in message, (part, message)
+    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+
+
+def plant(path: Path, data: bytes) -> dict[str, str]:
+    """Write ``data`` to ``path`` (making its folder); the checksums that accept it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return {path.name: sha256_file(path)}

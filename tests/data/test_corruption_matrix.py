@@ -23,11 +23,11 @@ from torch import nn
 
 from robustbnn.data import root as data_root
 from robustbnn.data import sha256_file, write_idx
-from robustbnn.data.cifar10bw import load_cifar10bw, read_test_batch
+from robustbnn.data.cifar10bw import CIFAR10BW, read_test_batch
 from robustbnn.data.idx import read_idx
 from robustbnn.data.mnist import load_mnist
-from robustbnn.data.notmnist import load_notmnist
-from robustbnn.data.omniglot import load_omniglot
+from robustbnn.data.notmnist import NOTMNIST
+from robustbnn.data.omniglot import OMNIGLOT
 from robustbnn.errors import CacheMismatchError, DataError, UserError
 from robustbnn.report.regression import load_tolerances
 from robustbnn.results.schema import Result
@@ -81,7 +81,7 @@ def zip_with_bad_crc(tmp_path: Path) -> tuple[Callable[[], object], str]:
     data[start + 20:start + 24] = b"\xff\x00\xff\x00"
     path.write_bytes(bytes(data))
     name = "images_background_small2/Greek/character01/0495_01.png"  # sum(b"Greek") + 1
-    return (lambda: load_omniglot(tmp_path, checksums={path.name: sha256_file(path)}),
+    return (lambda: OMNIGLOT.load(tmp_path, checksums={path.name: sha256_file(path)}),
             f"{path}: corrupt zip ({name}: Bad CRC-32 for file '{name}'); delete it and "
             "re-download (--download), or point --data-root at a good copy")
 
@@ -90,7 +90,7 @@ def sprite_of_wrong_size(tmp_path: Path) -> tuple[Callable[[], object], str]:
     path = tmp_path / "cifar10" / "cifar10_batch_0.png"
     path.parent.mkdir()
     path.write_bytes(png_bytes(np.zeros((3, 1000, 3), dtype=np.uint8)))
-    return (lambda: load_cifar10bw(tmp_path, checksums={path.name: sha256_file(path)}),
+    return (lambda: CIFAR10BW.load(tmp_path, checksums={path.name: sha256_file(path)}),
             f"{path}: sprite is 1000 pixels wide, expected 1024 (one 32x32 image per row)")
 
 
@@ -99,7 +99,7 @@ def checksum_mismatch(tmp_path: Path) -> tuple[Callable[[], object], str]:
     folder.mkdir()
     path = _idx(folder)
     actual = sha256_file(path)
-    return (lambda: load_notmnist(tmp_path, checksums={path.name: "0" * 64}),
+    return (lambda: NOTMNIST.load(tmp_path, checksums={path.name: "0" * 64}),
             f"checksum mismatch for {path}: expected sha256 {'0' * 64}, got {actual}; the file "
             "is corrupt or a different version: delete it and re-download (--download), or "
             "point --data-root/ROBUSTBNN_DATA at a good copy")
@@ -121,7 +121,7 @@ def archive_of_undecodable_pngs(tmp_path: Path) -> tuple[Callable[[], object], s
     good = png_bytes(np.zeros((28, 28), dtype=np.uint8))
     members = {"A/ok.png": good, **{f"B/bad{k}.png": b"\x89PNG broken" for k in range(3)}}
     path = _archive(tmp_path, members)
-    return (lambda: load_notmnist(tmp_path, checksums={path.name: sha256_file(path)}),
+    return (lambda: NOTMNIST.load(tmp_path, checksums={path.name: sha256_file(path)}),
             f"{path}: 3 PNG(s) cannot be decoded (at most 2 expected, notMNIST_small has 2 "
             "known empty files), e.g. notMNIST_small/B/bad0.png; delete it and re-download "
             "(--download), or point --data-root at a good copy")
@@ -130,7 +130,7 @@ def archive_of_undecodable_pngs(tmp_path: Path) -> tuple[Callable[[], object], s
 def archive_with_a_huge_member(tmp_path: Path) -> tuple[Callable[[], object], str]:
     """A member far larger than a PNG is refused before it is read into memory."""
     path = _archive(tmp_path, {"A/huge.png": bytes(2_000_000)})
-    return (lambda: load_notmnist(tmp_path, checksums={path.name: sha256_file(path)}),
+    return (lambda: NOTMNIST.load(tmp_path, checksums={path.name: sha256_file(path)}),
             f"{path}: member notMNIST_small/A/huge.png is 2,000,000 bytes, more than the "
             "1,048,576 a 28x28 PNG can need; delete it and re-download (--download), or point "
             "--data-root at a good copy")
@@ -138,7 +138,7 @@ def archive_with_a_huge_member(tmp_path: Path) -> tuple[Callable[[], object], st
 
 def archive_with_fewer_images_than_requested(tmp_path: Path) -> tuple[Callable[[], object], str]:
     path = _archive(tmp_path, {"A/a.png": png_bytes(np.zeros((28, 28), dtype=np.uint8))})
-    return (lambda: load_notmnist(tmp_path, 200, checksums={path.name: sha256_file(path)}),
+    return (lambda: NOTMNIST.load(tmp_path, 200, checksums={path.name: sha256_file(path)}),
             f"{path}: decoded 1 images, fewer than the 200 requested; delete it and "
             "re-download (--download), or point --data-root at a good copy")
 
@@ -298,9 +298,9 @@ def test_archive_readers_write_nothing(tmp_path: Path) -> None:
         zf.writestr("../../Greek/c/escape.png", png_bytes(np.ones((105, 105), bool), mode="1"))
         zf.writestr("x/Greek/c/a.png", png_bytes(np.ones((105, 105), bool), mode="1"))
     before = sorted(p for p in tmp_path.rglob("*"))
-    assert len(load_notmnist(tmp_path / "root",
+    assert len(NOTMNIST.load(tmp_path / "root",
                              checksums={path.name: sha256_file(path)})) == 3
-    assert len(load_omniglot(tmp_path / "root",
+    assert len(OMNIGLOT.load(tmp_path / "root",
                              checksums={zpath.name: sha256_file(zpath)})) == 2
     assert sorted(p for p in tmp_path.rglob("*")) == before
     assert not (tmp_path / "A").exists() and not Path("/tmp/A/abs.png").exists()

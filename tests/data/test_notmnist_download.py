@@ -17,8 +17,9 @@ from robustbnn.data.notmnist import (
     ARCHIVE_IMAGES,
     IMAGES,
     IMAGES_URL,
+    NOTMNIST,
     NOTMNIST_SHA256,
-    load_notmnist,
+    NotMNISTSet,
 )
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import write_notmnist_tar
@@ -51,7 +52,7 @@ def served(tmp_path, monkeypatch):
 def test_download_verified_by_sha256(tmp_path, served):
     source, calls = served
     root = tmp_path / "root"
-    x = load_notmnist(root, download=True, checksums={IMAGES: sha256_file(source)})
+    x = NOTMNIST.load(root, download=True, checksums={IMAGES: sha256_file(source)})
     assert calls == [IMAGES_URL] and x.shape == (5, 1, 28, 28)
     assert sorted(p.name for p in (root / "notmnist").iterdir()) == [IMAGES]
     assert sha256_file(root / "notmnist" / IMAGES) == sha256_file(source)
@@ -62,7 +63,7 @@ def test_download_with_wrong_sha256_is_refused_and_deleted(tmp_path, served):
     with pytest.raises(DataError, match=r"^the notMNIST download from https://\S+ failed its "
                                         r"sha256 check \(checksum mismatch for .*: expected "
                                         r"sha256 0{64}, got .*\); it was deleted; retry later"):
-        load_notmnist(root, download=True, checksums={IMAGES: "0" * 64})
+        NOTMNIST.load(root, download=True, checksums={IMAGES: "0" * 64})
     assert list((root / "notmnist").iterdir()) == []  # nothing unverified is left in place
 
 
@@ -73,8 +74,8 @@ def test_same_size_archive_with_other_content_is_refused(tmp_path):
     good = sha256_file(path)
     write_notmnist_tar(path, {"A": 2}, seed=1)  # same layout, other pixels
     with pytest.raises(DataError, match="checksum mismatch"):
-        load_notmnist(tmp_path, checksums={ARCHIVE: good}, archive_bytes=path.stat().st_size)
-    assert torch.is_tensor(load_notmnist(tmp_path, checksums={ARCHIVE: sha256_file(path)}))
+        NotMNISTSet(archive_bytes=path.stat().st_size).load(tmp_path, checksums={ARCHIVE: good})
+    assert torch.is_tensor(NOTMNIST.load(tmp_path, checksums={ARCHIVE: sha256_file(path)}))
 
 
 def test_archive_without_a_digest_must_decode_to_every_image(tmp_path):
@@ -85,6 +86,6 @@ def test_archive_without_a_digest_must_decode_to_every_image(tmp_path):
     write_notmnist_tar(path, {"A": 2, "B": 1}, seed=0)
     with pytest.raises(DataError, match=f"decoded 3 images, not the {ARCHIVE_IMAGES:,} of "
                                         "notMNIST_small.tar.gz"):
-        load_notmnist(tmp_path, archive_bytes=path.stat().st_size)
-    assert len(load_notmnist(tmp_path, archive_bytes=path.stat().st_size,
-                             archive_images=3)) == 3
+        NotMNISTSet(archive_bytes=path.stat().st_size).load(tmp_path)
+    assert len(NotMNISTSet(archive_bytes=path.stat().st_size, archive_images=3).load(tmp_path)
+               ) == 3

@@ -9,13 +9,18 @@ import torchvision.datasets
 
 from robustbnn.data._ood import md5_file
 from robustbnn.data.cifar10bw import (
+    CIFAR10BW,
     CIFAR10BW_DIGESTS,
-    cifar10bw_available,
-    load_cifar10bw,
     resize_bilinear_tf1,
 )
 from robustbnn.errors import DataError
-from tests.data._ood_fixtures import write_cifar_sprite, write_test_batch
+from tests.data._ood_fixtures import (
+    assert_missing,
+    plant,
+    png_bytes,
+    write_cifar_sprite,
+    write_test_batch,
+)
 
 WEIGHTS = np.array([0.2989, 0.587, 0.114])
 
@@ -61,13 +66,13 @@ def test_test_batch_md5_matches_torchvision():
 
 
 def test_sprites(tmp_path, rgb, sprites):
-    assert cifar10bw_available(tmp_path)
-    x = load_cifar10bw(tmp_path, checksums=sprites)
+    assert CIFAR10BW.available(tmp_path)
+    x = CIFAR10BW.load(tmp_path, checksums=sprites)
     assert x.shape == (5, 1, 28, 28) and x.dtype == torch.float32
     assert 0.0 <= x.min() and x.max() <= 1.0
     assert torch.allclose(x[:, 0].double(), torch.from_numpy(cifarbw_oracle(rgb)), atol=1e-5)
-    assert torch.equal(load_cifar10bw(tmp_path, 4, checksums=sprites), x[:4])
-    assert torch.equal(load_cifar10bw(tmp_path, preprocessing="bhn_reference",
+    assert torch.equal(CIFAR10BW.load(tmp_path, 4, checksums=sprites), x[:4])
+    assert torch.equal(CIFAR10BW.load(tmp_path, preprocessing="bhn_reference",
                                       checksums=sprites), x)
 
 
@@ -77,7 +82,7 @@ def test_sprite_layout_row_is_image_column_is_pixel(tmp_path):
     img[1, :, :, 0] = 255  # all red
     sums = {"cifar10_batch_0.png": write_cifar_sprite(tmp_path / "cifar10" /
                                                       "cifar10_batch_0.png", img)}
-    x = load_cifar10bw(tmp_path, checksums=sums)[:, 0].double()
+    x = CIFAR10BW.load(tmp_path, checksums=sums)[:, 0].double()
     ramp = 0.587 * 8 * torch.arange(28, dtype=torch.float64) * 32 / 28 / 255
     assert torch.allclose(x[0], ramp.expand(28, 28), atol=1e-5)
     assert torch.allclose(x[1], torch.full((28, 28), 0.2989, dtype=torch.float64), atol=1e-6)
@@ -87,7 +92,7 @@ def test_test_batch_preferred(tmp_path, rgb, sprites):
     path = tmp_path / "cifar-10-batches-py" / "test_batch"
     write_test_batch(path, rgb[::-1])
     sums = {**sprites, "test_batch": md5_file(path)}  # exercises the md5 branch
-    x = load_cifar10bw(tmp_path, checksums=sums)
+    x = CIFAR10BW.load(tmp_path, checksums=sums)
     assert torch.allclose(x[:, 0].double(), torch.from_numpy(cifarbw_oracle(rgb[::-1])),
                           atol=1e-5)
 
@@ -95,58 +100,46 @@ def test_test_batch_preferred(tmp_path, rgb, sprites):
 def test_test_batch_in_cifar10_folder(tmp_path, rgb):
     path = tmp_path / "cifar10" / "cifar-10-batches-py" / "test_batch"
     write_test_batch(path, rgb[:2])
-    assert len(load_cifar10bw(tmp_path, checksums={"test_batch": md5_file(path)})) == 2
+    assert len(CIFAR10BW.load(tmp_path, checksums={"test_batch": md5_file(path)})) == 2
 
 
 def test_sprites_stop_at_first_gap(tmp_path, rgb):
     folder = tmp_path / "cifar10"
     sums = {"cifar10_batch_0.png": write_cifar_sprite(folder / "cifar10_batch_0.png", rgb[:2]),
             "cifar10_batch_2.png": write_cifar_sprite(folder / "cifar10_batch_2.png", rgb[2:])}
-    assert len(load_cifar10bw(tmp_path, checksums=sums)) == 2
+    assert len(CIFAR10BW.load(tmp_path, checksums=sums)) == 2
 
 
 def test_default_checksums_reject_fixtures(tmp_path, rgb, sprites):
     with pytest.raises(DataError, match="cifar10_batch_0.png: expected sha256 0614720d"):
-        load_cifar10bw(tmp_path)
+        CIFAR10BW.load(tmp_path)
     write_test_batch(tmp_path / "cifar-10-batches-py" / "test_batch", rgb)
     with pytest.raises(DataError, match="test_batch: expected md5 40351d58"):
-        load_cifar10bw(tmp_path)
+        CIFAR10BW.load(tmp_path)
 
 
 def test_corrupt_sprite(tmp_path):
-    path = tmp_path / "cifar10" / "cifar10_batch_0.png"
-    path.parent.mkdir()
-    path.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    sums = plant(tmp_path / "cifar10" / "cifar10_batch_0.png", b"\x89PNG\r\n\x1a\n truncated")
     with pytest.raises(DataError, match="cifar10_batch_0.png: unreadable PNG"):
-        load_cifar10bw(tmp_path, checksums={path.name: md5_file(path)})
+        CIFAR10BW.load(tmp_path, checksums=sums)
 
 
 def test_sprite_of_wrong_width(tmp_path):
-    from tests.data._ood_fixtures import png_bytes
-
-    path = tmp_path / "cifar10" / "cifar10_batch_0.png"
-    path.parent.mkdir()
-    path.write_bytes(png_bytes(np.zeros((3, 1000, 3), dtype=np.uint8)))
+    sums = plant(tmp_path / "cifar10" / "cifar10_batch_0.png",
+                 png_bytes(np.zeros((3, 1000, 3), dtype=np.uint8)))
     with pytest.raises(DataError, match="sprite is 1000 pixels wide, expected 1024"):
-        load_cifar10bw(tmp_path, checksums={path.name: md5_file(path)})
+        CIFAR10BW.load(tmp_path, checksums=sums)
 
 
 def test_corrupt_test_batch(tmp_path):
-    path = tmp_path / "cifar-10-batches-py" / "test_batch"
-    path.parent.mkdir()
-    path.write_bytes(b"\x80\x04garbage")
+    sums = plant(tmp_path / "cifar-10-batches-py" / "test_batch", b"\x80\x04garbage")
     with pytest.raises(DataError, match="test_batch: not a CIFAR-10 batch"):
-        load_cifar10bw(tmp_path, checksums={"test_batch": md5_file(path)})
+        CIFAR10BW.load(tmp_path, checksums=sums)
 
 
 def test_missing_files(tmp_path):
-    assert not cifar10bw_available(tmp_path)
-    with pytest.raises(DataError) as info:
-        load_cifar10bw(tmp_path)
-    message = str(info.value)
-    assert str(tmp_path / "cifar-10-batches-py" / "test_batch") in message
-    assert str(tmp_path / "cifar10" / "cifar10_batch_0.png") in message
-    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+    assert_missing(CIFAR10BW, tmp_path, str(tmp_path / "cifar-10-batches-py" / "test_batch"),
+                   str(tmp_path / "cifar10" / "cifar10_batch_0.png"))
 
 
 def test_download_uses_torchvision(tmp_path, rgb, monkeypatch):
@@ -159,7 +152,7 @@ def test_download_uses_torchvision(tmp_path, rgb, monkeypatch):
         sums["test_batch"] = md5_file(path)
 
     monkeypatch.setattr(torchvision.datasets, "CIFAR10", fake_cifar10)
-    assert load_cifar10bw(tmp_path, download=True, checksums=sums).shape == (5, 1, 28, 28)
+    assert CIFAR10BW.load(tmp_path, download=True, checksums=sums).shape == (5, 1, 28, 28)
     assert calls == [(str(tmp_path), False, True)]
 
 
@@ -169,7 +162,7 @@ def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torchvision.datasets, "CIFAR10", offline)
     with pytest.raises(DataError, match=r"^could not download CIFAR-10 \(RuntimeError: "):
-        load_cifar10bw(tmp_path, download=True)
+        CIFAR10BW.load(tmp_path, download=True)
 
 
 def test_resize_bilinear_tf1_matches_oracle_and_clamps():

@@ -11,13 +11,13 @@ import torchvision.datasets.utils
 
 from robustbnn.data import sha256_file, write_idx
 from robustbnn.data.notmnist import (
+    NOTMNIST,
     NOTMNIST_SHA256,
-    load_notmnist,
-    notmnist_available,
+    NotMNISTSet,
     read_notmnist_archive,
 )
 from robustbnn.errors import ConfigError, DataError
-from tests.data._ood_fixtures import write_notmnist_tar
+from tests.data._ood_fixtures import assert_missing, write_notmnist_tar
 
 # Copied from shared/data/SHA256SUMS, independently of robustbnn/data/notmnist.py.
 OFFICIAL_SHA256 = {
@@ -26,6 +26,8 @@ OFFICIAL_SHA256 = {
     "t10k-labels-idx1-ubyte.gz":
         "1fa03836e01c862542f8eb83463bb951bebec6fcb3efa28dad748c6b38a9021b",
 }
+# The tiny fixture archives are neither the original's size nor its image count.
+UNCHECKED = NotMNISTSet(archive_bytes=None, archive_images=None)
 
 
 @pytest.fixture
@@ -44,17 +46,17 @@ def test_official_checksums():
 
 def test_idx_unit(tmp_path, idx_images):
     images, sums = idx_images
-    assert notmnist_available(tmp_path)
-    x = load_notmnist(tmp_path, checksums=sums)
+    assert NOTMNIST.available(tmp_path)
+    x = NOTMNIST.load(tmp_path, checksums=sums)
     assert x.shape == (7, 1, 28, 28) and x.dtype == torch.float32
     assert torch.equal(x[:, 0], torch.from_numpy(images).float() / 255)
-    assert torch.equal(load_notmnist(tmp_path, 3, checksums=sums), x[:3])  # the first n
-    assert len(load_notmnist(tmp_path, -1, checksums=sums)) == 7
+    assert torch.equal(NOTMNIST.load(tmp_path, 3, checksums=sums), x[:3])  # the first n
+    assert len(NOTMNIST.load(tmp_path, -1, checksums=sums)) == 7
 
 
 def test_idx_bhn_reference_is_centred(tmp_path, idx_images):
     images, sums = idx_images
-    x = load_notmnist(tmp_path, preprocessing="bhn_reference", checksums=sums)
+    x = NOTMNIST.load(tmp_path, preprocessing="bhn_reference", checksums=sums)
     assert torch.allclose(x[:, 0], (torch.from_numpy(images).float() - 127.5) / 255)
     assert x.min() >= -0.5 and x.max() <= 0.5 and x.min() < 0
 
@@ -62,7 +64,7 @@ def test_idx_bhn_reference_is_centred(tmp_path, idx_images):
 def test_default_checksum_rejects_fixture(tmp_path, idx_images):
     actual = idx_images[1]["t10k-images-idx3-ubyte.gz"]
     with pytest.raises(DataError) as info:
-        load_notmnist(tmp_path)
+        NOTMNIST.load(tmp_path)
     message = str(info.value)
     assert f"checksum mismatch for {tmp_path / 'notmnist' / 't10k-images-idx3-ubyte.gz'}: " \
            f"expected sha256 70ae9e06" in message
@@ -74,7 +76,7 @@ def test_idx_wrong_shape(tmp_path):
     path.parent.mkdir()
     write_idx(path, np.zeros((2, 32, 32), dtype=np.uint8))
     with pytest.raises(DataError, match=r"shape \(N, 28, 28\), got uint8 \(2, 32, 32\)"):
-        load_notmnist(tmp_path, checksums={path.name: sha256_file(path)})
+        NOTMNIST.load(tmp_path, checksums={path.name: sha256_file(path)})
 
 
 def test_archive_interleaves_letters_and_skips_unreadable(tmp_path, caplog):
@@ -82,7 +84,7 @@ def test_archive_interleaves_letters_and_skips_unreadable(tmp_path, caplog):
     written = write_notmnist_tar(path, {"A": 3, "B": 2, "C": 1, "J": 2}, seed=1,
                                  empty=("A/empty.png",))
     caplog.set_level(logging.INFO, logger="robustbnn.data.notmnist")
-    x = load_notmnist(tmp_path, archive_bytes=None, archive_images=None)
+    x = UNCHECKED.load(tmp_path)
     assert x.shape == (8, 1, 28, 28)
     order = [("A", 0), ("B", 0), ("C", 0), ("J", 0), ("A", 1), ("B", 1), ("J", 1), ("A", 2)]
     expected = np.stack([written[c][k] for c, k in order])
@@ -93,7 +95,7 @@ def test_archive_interleaves_letters_and_skips_unreadable(tmp_path, caplog):
 
 def test_idx_preferred_over_archive(tmp_path, idx_images):
     write_notmnist_tar(tmp_path / "notmnist" / "notMNIST_small.tar.gz", {"A": 2}, seed=0)
-    assert len(load_notmnist(tmp_path, checksums=idx_images[1])) == 7
+    assert len(NOTMNIST.load(tmp_path, checksums=idx_images[1])) == 7
 
 
 def test_archive_size_check(tmp_path):
@@ -101,7 +103,7 @@ def test_archive_size_check(tmp_path):
     write_notmnist_tar(path, {"A": 1}, seed=0)
     size = path.stat().st_size
     with pytest.raises(DataError, match=f"has {size:,} bytes, expected 8,458,043"):
-        load_notmnist(tmp_path)
+        NOTMNIST.load(tmp_path)
 
 
 def test_truncated_archive(tmp_path):
@@ -109,7 +111,7 @@ def test_truncated_archive(tmp_path):
     write_notmnist_tar(path, {"A": 4, "B": 4}, seed=0)
     path.write_bytes(path.read_bytes()[:-200])
     with pytest.raises(DataError, match="notMNIST_small.tar.gz: corrupt or truncated archive"):
-        load_notmnist(tmp_path, archive_bytes=None, archive_images=None)
+        UNCHECKED.load(tmp_path)
 
 
 def test_archive_with_wrong_image_size(tmp_path):
@@ -126,29 +128,24 @@ def test_archive_with_wrong_image_size(tmp_path):
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
     with pytest.raises(DataError, match="B/x.png is 30x32, expected 28x28"):
-        load_notmnist(tmp_path, archive_bytes=None, archive_images=None)
+        UNCHECKED.load(tmp_path)
 
 
 def test_archive_without_letters(tmp_path):
     path = tmp_path / "notmnist" / "notMNIST_small.tar.gz"
     write_notmnist_tar(path, {"K": 2}, seed=0)
     with pytest.raises(DataError, match="no PNGs in folders A..J"):
-        load_notmnist(tmp_path, archive_bytes=None, archive_images=None)
+        UNCHECKED.load(tmp_path)
 
 
 def test_missing_files(tmp_path):
-    assert not notmnist_available(tmp_path)
-    with pytest.raises(DataError) as info:
-        load_notmnist(tmp_path)
-    message = str(info.value)
-    assert str(tmp_path / "notmnist" / "t10k-images-idx3-ubyte.gz") in message
-    assert str(tmp_path / "notmnist" / "notMNIST_small.tar.gz") in message
-    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+    assert_missing(NOTMNIST, tmp_path, str(tmp_path / "notmnist" / "t10k-images-idx3-ubyte.gz"),
+                   str(tmp_path / "notmnist" / "notMNIST_small.tar.gz"))
 
 
 def test_no_download_when_present(tmp_path, idx_images, monkeypatch):
     monkeypatch.setattr(torchvision.datasets.utils, "download_url", None)  # fails if called
-    assert len(load_notmnist(tmp_path, download=True, checksums=idx_images[1])) == 7
+    assert len(NOTMNIST.load(tmp_path, download=True, checksums=idx_images[1])) == 7
 
 
 def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
@@ -157,7 +154,7 @@ def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torchvision.datasets.utils, "download_url", offline)
     with pytest.raises(DataError) as info:
-        load_notmnist(tmp_path, download=True)
+        NOTMNIST.load(tmp_path, download=True)
     message = str(info.value)
     assert message.startswith("could not download notMNIST (OSError: [Errno -3]")
     assert str(tmp_path / "notmnist") in message and "\n" not in message
@@ -167,4 +164,4 @@ def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
 def test_unknown_preprocessing(tmp_path, idx_images):
     with pytest.raises(ConfigError, match=r"unknown OOD preprocessing 'zscore'; known: "
                                           r"\['unit', 'bhn_reference'\]"):
-        load_notmnist(tmp_path, preprocessing="zscore", checksums=idx_images[1])
+        NOTMNIST.load(tmp_path, preprocessing="zscore", checksums=idx_images[1])

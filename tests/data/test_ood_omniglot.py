@@ -12,12 +12,11 @@ import torchvision.datasets
 from robustbnn.data import sha256_file
 from robustbnn.data.omniglot import (
     BACKGROUND_ALPHABETS,
+    OMNIGLOT,
     SAFE_ALPHABETS,
-    load_omniglot,
-    omniglot_available,
 )
 from robustbnn.errors import DataError
-from tests.data._ood_fixtures import write_omniglot_zip
+from tests.data._ood_fixtures import assert_missing, plant, write_omniglot_zip
 
 # PROVENANCE.md's reading of indices [0,2,5,6,8,12,13,14,15,16,17,18,19,21,26].
 EXPECTED_SAFE = [
@@ -55,8 +54,8 @@ def test_safe_alphabets():
 
 def test_load_small_zips(tmp_path, small_zips):
     one, two, sums = small_zips
-    assert omniglot_available(tmp_path)
-    x = load_omniglot(tmp_path, checksums=sums)
+    assert OMNIGLOT.available(tmp_path)
+    x = OMNIGLOT.load(tmp_path, checksums=sums)
     # Balinese 3 drawers x 2 characters, Greek 2 x 2 once, Sanskrit 1 x 2; no Korean.
     assert x.shape == (12, 1, 28, 28) and x.dtype == torch.float32
     assert 0.0 <= x.min() and x.max() <= 1.0
@@ -70,9 +69,9 @@ def test_load_small_zips(tmp_path, small_zips):
 
 def test_first_n_and_preprocessing(tmp_path, small_zips):
     sums = small_zips[2]
-    full = load_omniglot(tmp_path, checksums=sums)
-    assert torch.equal(load_omniglot(tmp_path, 5, checksums=sums), full[:5])
-    assert torch.equal(load_omniglot(tmp_path, preprocessing="bhn_reference", checksums=sums),
+    full = OMNIGLOT.load(tmp_path, checksums=sums)
+    assert torch.equal(OMNIGLOT.load(tmp_path, 5, checksums=sums), full[:5])
+    assert torch.equal(OMNIGLOT.load(tmp_path, preprocessing="bhn_reference", checksums=sums),
                        full)
 
 
@@ -80,13 +79,13 @@ def test_full_zip_in_torchvision_folder(tmp_path):
     path = tmp_path / "omniglot-py" / "images_background.zip"
     write_omniglot_zip(path, "images_background", {"Arcadian": 2, "Cyrillic": 3, "Latin": 1},
                        seed=0, chars=3)
-    x = load_omniglot(tmp_path, checksums={path.name: sha256_file(path)})
+    x = OMNIGLOT.load(tmp_path, checksums={path.name: sha256_file(path)})
     assert x.shape == (9, 1, 28, 28)
 
 
 def test_default_checksums_reject_fixture(tmp_path, small_zips):
     with pytest.raises(DataError) as info:
-        load_omniglot(tmp_path)
+        OMNIGLOT.load(tmp_path)
     message = str(info.value)
     assert f"checksum mismatch for {tmp_path / 'omniglot' / 'images_background_small1.zip'}: " \
            "expected sha256 f38eb80f" in message
@@ -97,15 +96,14 @@ def test_full_zip_checked_with_torchvision_md5(tmp_path):
     path = tmp_path / "omniglot" / "images_background.zip"
     write_omniglot_zip(path, "images_background", {"Latin": 1}, seed=0)
     with pytest.raises(DataError, match="expected md5 68d2efa1b9178cc56df9314c21c6e718"):
-        load_omniglot(tmp_path)
+        OMNIGLOT.load(tmp_path)
 
 
 def test_not_a_zip(tmp_path):
-    path = tmp_path / "omniglot" / "images_background_small1.zip"
-    path.parent.mkdir()
-    path.write_bytes(b"<html>404 Not Found</html>")
+    sums = plant(tmp_path / "omniglot" / "images_background_small1.zip",
+                 b"<html>404 Not Found</html>")
     with pytest.raises(DataError, match="images_background_small1.zip: corrupt zip"):
-        load_omniglot(tmp_path, checksums={path.name: sha256_file(path)})
+        OMNIGLOT.load(tmp_path, checksums=sums)
 
 
 def test_corrupt_png_in_zip(tmp_path):
@@ -114,7 +112,7 @@ def test_corrupt_png_in_zip(tmp_path):
     with zipfile.ZipFile(path, "a") as zf:
         zf.writestr("images_background_small2/Greek/character09/0001_01.png", b"not a png")
     with pytest.raises(DataError, match="corrupt zip .*Greek/character09/0001_01.png"):
-        load_omniglot(tmp_path, checksums={path.name: sha256_file(path)})
+        OMNIGLOT.load(tmp_path, checksums={path.name: sha256_file(path)})
 
 
 def test_bad_crc_in_zip(tmp_path):
@@ -125,24 +123,19 @@ def test_bad_crc_in_zip(tmp_path):
     data[start + 20:start + 24] = b"\xff\x00\xff\x00"
     path.write_bytes(bytes(data))
     with pytest.raises(DataError, match="images_background_small2.zip: corrupt zip"):
-        load_omniglot(tmp_path, checksums={path.name: sha256_file(path)})
+        OMNIGLOT.load(tmp_path, checksums={path.name: sha256_file(path)})
 
 
 def test_no_safe_alphabet(tmp_path):
     path = tmp_path / "omniglot" / "images_background_small1.zip"
     write_omniglot_zip(path, "images_background_small1", {"Korean": 1}, seed=0)
     with pytest.raises(DataError, match="no image of the safe alphabets"):
-        load_omniglot(tmp_path, checksums={path.name: sha256_file(path)})
+        OMNIGLOT.load(tmp_path, checksums={path.name: sha256_file(path)})
 
 
 def test_missing_files(tmp_path):
-    assert not omniglot_available(tmp_path)
-    with pytest.raises(DataError) as info:
-        load_omniglot(tmp_path)
-    message = str(info.value)
-    assert f"is in {tmp_path / 'omniglot'}" in message
-    assert "images_background_small1.zip" in message and "images_background.zip" in message
-    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+    assert_missing(OMNIGLOT, tmp_path, f"is in {tmp_path / 'omniglot'}",
+                   "images_background_small1.zip", "images_background.zip")
 
 
 def test_download_uses_torchvision(tmp_path, monkeypatch):
@@ -155,7 +148,7 @@ def test_download_uses_torchvision(tmp_path, monkeypatch):
         sums[path.name] = sha256_file(path)
 
     monkeypatch.setattr(torchvision.datasets, "Omniglot", fake_omniglot)
-    x = load_omniglot(tmp_path, download=True, checksums=sums)
+    x = OMNIGLOT.load(tmp_path, download=True, checksums=sums)
     assert calls == [(str(tmp_path), True, True)]
     assert x.shape == (4, 1, 28, 28)  # Hebrew only
 
@@ -166,4 +159,4 @@ def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
 
     monkeypatch.setattr(torchvision.datasets, "Omniglot", offline)
     with pytest.raises(DataError, match=r"^could not download Omniglot \(RuntimeError: File"):
-        load_omniglot(tmp_path, download=True)
+        OMNIGLOT.load(tmp_path, download=True)

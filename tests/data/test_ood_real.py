@@ -38,6 +38,7 @@ def test_real_notmnist():
     assert ref.min() == -0.5 and ref.max() == 0.5 and torch.equal(ref, x[:1000] - 0.5)
 
 
+@pytest.mark.bench
 def test_real_omniglot():
     root = data_root("omniglot")
     zips = sorted(p for sub in ("omniglot", "omniglot-py")

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 import torch
 
-import robustbnn.data.fashion_mnist as fashion_mnist_module
-import robustbnn.data.kmnist as kmnist_module
 from robustbnn.data import sha256_file, write_idx
 from robustbnn.data.cifar10bw import CIFAR10BW_DIGESTS
+from robustbnn.data.fashion_mnist import FASHION_MNIST
+from robustbnn.data.kmnist import KMNIST
 from robustbnn.data.noise import gaussian_noise, uniform_noise
 from robustbnn.data.notmnist import NOTMNIST_SHA256
 from robustbnn.data.omniglot import OMNIGLOT_DIGESTS
@@ -42,13 +40,11 @@ def ood_root(tmp_path, monkeypatch):
     images = rng.integers(0, 256, size=(4, 32, 32, 3), dtype=np.uint8)
     monkeypatch.setitem(CIFAR10BW_DIGESTS, path.name, write_cifar_sprite(path, images))
 
-    for module, attr, folder in ((fashion_mnist_module, "FASHION_MNIST", "FashionMNIST/raw"),
-                                 (kmnist_module, "KMNIST", "kmnist")):
+    for tv_set, folder in ((FASHION_MNIST, "FashionMNIST/raw"), (KMNIST, "kmnist")):
         path = tmp_path / folder / "t10k-images-idx3-ubyte.gz"
         path.parent.mkdir(parents=True)
         write_idx(path, rng.integers(0, 256, size=(4, 28, 28), dtype=np.uint8))
-        spec = dataclasses.replace(getattr(module, attr), md5=sha256_file(path))
-        monkeypatch.setattr(module, attr, spec)
+        monkeypatch.setitem(tv_set.digests, path.name, sha256_file(path))
     return tmp_path
 
 

@@ -9,20 +9,16 @@ import torchvision.datasets
 
 from robustbnn.data import write_idx
 from robustbnn.data._ood import md5_file
-from robustbnn.data.fashion_mnist import (
-    FASHION_MNIST,
-    fashion_mnist_available,
-    load_fashion_mnist,
-)
-from robustbnn.data.kmnist import KMNIST, kmnist_available, load_kmnist
+from robustbnn.data.fashion_mnist import FASHION_MNIST
+from robustbnn.data.kmnist import KMNIST
 from robustbnn.errors import DataError
+from tests.data._ood_fixtures import assert_missing
 
-# name -> (loader, availability check, spec, our folder, torchvision class, md5 in PROVENANCE.md)
+# name -> (set, our folder, torchvision class, md5 in PROVENANCE.md)
 SETS = {
-    "fashion_mnist": (load_fashion_mnist, fashion_mnist_available, FASHION_MNIST,
-                      "fashion_mnist", "FashionMNIST", "bef4ecab320f06d8554ea6380940ec79"),
-    "kmnist": (load_kmnist, kmnist_available, KMNIST, "kmnist", "KMNIST",
-               "5c965bf0a639b31b8f53240b1b52f4d7"),
+    "fashion_mnist": (FASHION_MNIST, "fashion_mnist", "FashionMNIST",
+                      "bef4ecab320f06d8554ea6380940ec79"),
+    "kmnist": (KMNIST, "kmnist", "KMNIST", "5c965bf0a639b31b8f53240b1b52f4d7"),
 }
 IMAGES = "t10k-images-idx3-ubyte.gz"
 
@@ -36,31 +32,31 @@ def write_images(folder, n=6, seed=0):
 
 @pytest.mark.parametrize("name", SETS)
 def test_md5_matches_torchvision_and_provenance(name):
-    _, _, spec, _, tv_class, md5 = SETS[name]
+    spec, _, tv_class, md5 = SETS[name]
     resources = dict(getattr(torchvision.datasets, tv_class).resources)
-    assert spec.md5 == resources[IMAGES] == md5
+    assert spec.digests == {IMAGES: resources[IMAGES]} == {IMAGES: md5}
 
 
 @pytest.mark.parametrize("layout", ["ours", "torchvision"])
 @pytest.mark.parametrize("name", SETS)
 def test_load(tmp_path, name, layout):
-    load, available, _, folder, tv_class, _ = SETS[name]
+    spec, folder, tv_class, _ = SETS[name]
     sub = folder if layout == "ours" else f"{tv_class}/raw"
     images, sums = write_images(tmp_path / sub)
-    assert available(tmp_path)
-    x = load(tmp_path, checksums=sums)
+    assert spec.available(tmp_path)
+    x = spec.load(tmp_path, checksums=sums)
     assert x.shape == (6, 1, 28, 28) and x.dtype == torch.float32
     assert torch.equal(x[:, 0], torch.from_numpy(images).float() / 255)
-    assert torch.equal(load(tmp_path, 4, checksums=sums), x[:4])
-    assert torch.equal(load(tmp_path, preprocessing="bhn_reference", checksums=sums), x)
+    assert torch.equal(spec.load(tmp_path, 4, checksums=sums), x[:4])
+    assert torch.equal(spec.load(tmp_path, preprocessing="bhn_reference", checksums=sums), x)
 
 
 @pytest.mark.parametrize("name", SETS)
 def test_default_md5_rejects_fixture(tmp_path, name):
-    load, _, _, folder, _, md5 = SETS[name]
+    spec, folder, _, md5 = SETS[name]
     _, sums = write_images(tmp_path / folder)
     with pytest.raises(DataError) as info:
-        load(tmp_path)
+        spec.load(tmp_path)
     message = str(info.value)
     assert f"checksum mismatch for {tmp_path / folder / IMAGES}: expected md5 {md5}, " \
            f"got {sums[IMAGES]}" in message and "--download" in message
@@ -68,13 +64,9 @@ def test_default_md5_rejects_fixture(tmp_path, name):
 
 @pytest.mark.parametrize("name", SETS)
 def test_missing_files(tmp_path, name):
-    load, available, _, folder, tv_class, _ = SETS[name]
-    assert not available(tmp_path)
-    with pytest.raises(DataError) as info:
-        load(tmp_path)
-    message = str(info.value)
-    assert f"no {IMAGES} in {tmp_path / folder} or {tmp_path / tv_class / 'raw'}" in message
-    assert "--data-root" in message and "ROBUSTBNN_DATA" in message and "--download" in message
+    spec, folder, tv_class, _ = SETS[name]
+    assert_missing(spec, tmp_path,
+                   f"no {IMAGES} in {tmp_path / folder} or {tmp_path / tv_class / 'raw'}")
 
 
 def test_uncompressed_only_is_named(tmp_path):
@@ -83,7 +75,7 @@ def test_uncompressed_only_is_named(tmp_path):
     write_idx(folder / "t10k-images-idx3-ubyte", np.zeros((2, 28, 28), dtype=np.uint8))
     with pytest.raises(DataError, match="found .*t10k-images-idx3-ubyte, but the checksum is "
                                         "known for the .gz only"):
-        load_fashion_mnist(tmp_path)
+        FASHION_MNIST.load(tmp_path)
 
 
 def test_wrong_shape(tmp_path):
@@ -91,12 +83,12 @@ def test_wrong_shape(tmp_path):
     folder.mkdir()
     write_idx(folder / IMAGES, np.zeros((2, 32, 32), dtype=np.uint8))
     with pytest.raises(DataError, match=r"shape \(N, 28, 28\), got uint8 \(2, 32, 32\)"):
-        load_kmnist(tmp_path, checksums={IMAGES: md5_file(folder / IMAGES)})
+        KMNIST.load(tmp_path, checksums={IMAGES: md5_file(folder / IMAGES)})
 
 
 @pytest.mark.parametrize("name", SETS)
 def test_download_uses_torchvision(tmp_path, monkeypatch, name):
-    load, _, _, _, tv_class, _ = SETS[name]
+    spec, _, tv_class, _ = SETS[name]
     calls, sums = [], {}
 
     def fake(root, train, download):
@@ -104,20 +96,20 @@ def test_download_uses_torchvision(tmp_path, monkeypatch, name):
         sums.update(write_images(tmp_path / tv_class / "raw", n=3)[1])
 
     monkeypatch.setattr(torchvision.datasets, tv_class, fake)
-    assert load(tmp_path, download=True, checksums=sums).shape == (3, 1, 28, 28)
+    assert spec.load(tmp_path, download=True, checksums=sums).shape == (3, 1, 28, 28)
     assert calls == [(str(tmp_path), False, True)]
 
 
 @pytest.mark.parametrize("name", SETS)
 def test_download_failure_is_a_data_error(tmp_path, monkeypatch, name):
-    load, _, spec, _, tv_class, _ = SETS[name]
+    spec, _, tv_class, _ = SETS[name]
 
     def offline(root, train, download):
         raise RuntimeError("Error downloading t10k-images-idx3-ubyte.gz:\nTried mirrors")
 
     monkeypatch.setattr(torchvision.datasets, tv_class, offline)
     with pytest.raises(DataError) as info:
-        load(tmp_path, download=True)
+        spec.load(tmp_path, download=True)
     message = str(info.value)
     assert message.startswith(f"could not download {spec.title} (RuntimeError: Error")
     assert str(tmp_path / tv_class / "raw") in message and "\n" not in message

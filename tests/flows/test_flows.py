@@ -20,18 +20,15 @@ from robustbnn.flows import (
     made_masks,
 )
 from robustbnn.flows.made import MaskedWNLinear
+from tests._helpers import seeded
 
 D = 6
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 @torch.no_grad()
 def _randomise_(module: nn.Module, scale: float = 0.5, seed: int = 0) -> nn.Module:
     """Replace every parameter by N(0, scale²) draws: far from the near-identity init."""
-    g = _gen(seed)
+    g = seeded(seed)
     for p in module.parameters():
         p.copy_(scale * torch.randn(p.shape, generator=g, dtype=p.dtype))
     return module
@@ -44,7 +41,7 @@ def _jacobian_logdet(flow: nn.Module, z: torch.Tensor) -> torch.Tensor:
 
 def _check_logdet(flow: nn.Module, dim: int = D) -> None:
     flow = flow.double()
-    z = torch.randn(4, dim, generator=_gen(5), dtype=torch.float64)
+    z = torch.randn(4, dim, generator=seeded(5), dtype=torch.float64)
     out, logdet = flow(z)
     assert out.shape == z.shape and logdet.shape == (4,)
     for i in range(4):
@@ -55,22 +52,22 @@ def _check_logdet(flow: nn.Module, dim: int = D) -> None:
 
 
 def test_linear_flow_logdet_matches_jacobian() -> None:
-    _check_logdet(_randomise_(LinearFlow(D, generator=_gen(0))))
+    _check_logdet(_randomise_(LinearFlow(D, generator=seeded(0))))
 
 
 def test_iaf_step_logdet_matches_jacobian() -> None:
-    _check_logdet(_randomise_(IAFStep(D, 16, generator=_gen(0))))
+    _check_logdet(_randomise_(IAFStep(D, 16, generator=seeded(0))))
 
 
 @pytest.mark.parametrize("weight_norm", [False, True])
 @pytest.mark.parametrize("dim", [D, D + 1])
 def test_affine_coupling_logdet_matches_jacobian(dim: int, weight_norm: bool) -> None:
-    coupling = AffineCoupling(dim, 16, weight_norm=weight_norm, generator=_gen(0))
+    coupling = AffineCoupling(dim, 16, weight_norm=weight_norm, generator=seeded(0))
     _check_logdet(_randomise_(coupling), dim)
 
 
 def test_weight_normed_coupling_columns_have_norm_gain() -> None:
-    coupling = _randomise_(AffineCoupling(D, 16, weight_norm=True, generator=_gen(0)))
+    coupling = _randomise_(AffineCoupling(D, 16, weight_norm=True, generator=seeded(0)))
     z = torch.randn(3, D)
     z1 = z[:, : D // 2]
     w = coupling.w_in / coupling.w_in.norm(dim=0) * coupling.gains[0]  # W_j = r_j u_j/‖u_j‖
@@ -80,14 +77,14 @@ def test_weight_normed_coupling_columns_have_norm_gain() -> None:
 
 @pytest.mark.parametrize("kind", ["iaf", "realnvp"])
 def test_chain_logdet_matches_jacobian(kind: str) -> None:
-    _check_logdet(_randomise_(build_flow(kind, D, 3, 16, generator=_gen(0)), scale=0.3))
-    flow = build_flow(kind, D, 3, 16, coupling_weight_norm=True, generator=_gen(0))
+    _check_logdet(_randomise_(build_flow(kind, D, 3, 16, generator=seeded(0)), scale=0.3))
+    flow = build_flow(kind, D, 3, 16, coupling_weight_norm=True, generator=seeded(0))
     _check_logdet(_randomise_(flow, scale=0.3))
 
 
 def test_empty_chain_is_identity() -> None:
     z = torch.randn(3, D)
-    out, logdet = build_flow("iaf", D, 0, generator=_gen(0))(z)
+    out, logdet = build_flow("iaf", D, 0, generator=seeded(0))(z)
     torch.testing.assert_close(out, z)
     torch.testing.assert_close(logdet, torch.zeros(3))
 
@@ -102,7 +99,7 @@ def test_unknown_flow_or_negative_steps_raise() -> None:
 def test_flows_take_extra_batch_axes() -> None:
     z = torch.randn(3, 5, D)
     for kind in ("iaf", "realnvp"):
-        flow = _randomise_(build_flow(kind, D, 2, 8, generator=_gen(0)))
+        flow = _randomise_(build_flow(kind, D, 2, 8, generator=seeded(0)))
         out, logdet = flow(z)
         assert out.shape == (3, 5, D) and logdet.shape == (3, 5)
         flat, flat_logdet = flow(z.reshape(15, D))
@@ -111,7 +108,7 @@ def test_flows_take_extra_batch_axes() -> None:
 
 
 def test_made_mask_product_is_strictly_triangular_under_the_ordering() -> None:
-    made = MADE(D, 32, generator=_gen(0))
+    made = MADE(D, 32, generator=seeded(0))
     to_hidden, to_output = made.masks()
     assert to_hidden.shape == (32, D) and to_output.shape == (D, 32)
     paths = to_output.long() @ to_hidden.long()  # (D, D): paths from input d' to output d
@@ -134,8 +131,8 @@ def test_made_masks_match_the_degree_rule() -> None:
 
 
 def test_made_jacobian_is_strictly_triangular_by_autograd() -> None:
-    made = _randomise_(MADE(D, 32, generator=_gen(1))).double()
-    z = torch.randn(D, generator=_gen(2), dtype=torch.float64)
+    made = _randomise_(MADE(D, 32, generator=seeded(1))).double()
+    z = torch.randn(D, generator=seeded(2), dtype=torch.float64)
     order = made.in_degrees.argsort()
     for head in range(2):
         jac = torch.autograd.functional.jacobian(lambda v, h=head: made(v)[h], z)  # (D, D)
@@ -145,8 +142,8 @@ def test_made_jacobian_is_strictly_triangular_by_autograd() -> None:
 
 
 def test_iaf_jacobian_is_triangular_with_sigma_on_the_diagonal() -> None:
-    step = _randomise_(IAFStep(D, 32, generator=_gen(1))).double()
-    z = torch.randn(D, generator=_gen(2), dtype=torch.float64)
+    step = _randomise_(IAFStep(D, 32, generator=seeded(1))).double()
+    z = torch.randn(D, generator=seeded(2), dtype=torch.float64)
     jac = torch.autograd.functional.jacobian(lambda v: step(v)[0], z)
     order = step.made.in_degrees.argsort()
     reordered = jac[order][:, order]
@@ -156,7 +153,7 @@ def test_iaf_jacobian_is_triangular_with_sigma_on_the_diagonal() -> None:
 
 
 def test_masked_wn_linear_rows_have_norm_gain_and_empty_rows_are_zero() -> None:
-    layer = _randomise_(MaskedWNLinear(5, 4, generator=_gen(0)))
+    layer = _randomise_(MaskedWNLinear(5, 4, generator=seeded(0)))
     mask = torch.ones(4, 5, dtype=torch.bool)
     mask[1] = False
     mask[2, :3] = False
@@ -174,7 +171,7 @@ def test_masked_wn_linear_rows_have_norm_gain_and_empty_rows_are_zero() -> None:
 
 
 def test_output_index_follows_the_permutations() -> None:
-    flow = build_flow("realnvp", D, 4, 8, generator=_gen(0))  # 3 permutations
+    flow = build_flow("realnvp", D, 4, 8, generator=seeded(0))  # 3 permutations
     z = torch.randn(2, D)
     index = flow.output_index(D)
     out = z
@@ -183,12 +180,12 @@ def test_output_index_follows_the_permutations() -> None:
             out = layer(out)[0]
     torch.testing.assert_close(out, z[:, index])
     torch.testing.assert_close(flow(z)[0], z[:, index], rtol=0, atol=0.05)  # near identity
-    torch.testing.assert_close(build_flow("iaf", D, 2, generator=_gen(0)).output_index(D),
+    torch.testing.assert_close(build_flow("iaf", D, 2, generator=seeded(0)).output_index(D),
                                torch.arange(D))
 
 
 def test_permutation_is_not_identity_and_has_zero_logdet() -> None:
-    perm = Permutation(D, generator=_gen(0))
+    perm = Permutation(D, generator=seeded(0))
     assert sorted(perm.perm.tolist()) == list(range(D))
     assert not torch.equal(perm.perm, torch.arange(D))
     z = torch.randn(2, D)
@@ -200,9 +197,9 @@ def test_permutation_is_not_identity_and_has_zero_logdet() -> None:
 @pytest.mark.parametrize("linear_last", [False, True])
 def test_hypernet_log_q_is_the_change_of_variables_density(linear_last: bool) -> None:
     for kind in ("iaf", "realnvp"):
-        net = Hypernet(D, kind, 2, 8, linear_last=linear_last, generator=_gen(0))
+        net = Hypernet(D, kind, 2, 8, linear_last=linear_last, generator=seeded(0))
         net = _randomise_(net, scale=0.3).double()
-        eps = torch.randn(3, D, generator=_gen(4), dtype=torch.float64)
+        eps = torch.randn(3, D, generator=seeded(4), dtype=torch.float64)
         theta, log_q = net(eps)
         for i in range(3):
             jac = torch.autograd.functional.jacobian(lambda v, net=net: net(v)[0], eps[i])
@@ -211,10 +208,10 @@ def test_hypernet_log_q_is_the_change_of_variables_density(linear_last: bool) ->
 
 
 def test_hypernet_rsample_is_reproducible_under_the_generator() -> None:
-    net = Hypernet(D, "iaf", 2, 8, generator=_gen(0))
-    a = net.rsample(4, generator=_gen(1), device="cpu", dtype=torch.float32)
-    b = net.rsample(4, generator=_gen(1), device="cpu", dtype=torch.float32)
-    c = net.rsample(4, generator=_gen(2), device="cpu", dtype=torch.float32)
+    net = Hypernet(D, "iaf", 2, 8, generator=seeded(0))
+    a = net.rsample(4, generator=seeded(1), device="cpu", dtype=torch.float32)
+    b = net.rsample(4, generator=seeded(1), device="cpu", dtype=torch.float32)
+    c = net.rsample(4, generator=seeded(2), device="cpu", dtype=torch.float32)
     torch.testing.assert_close(a, b, rtol=0, atol=0)
     assert not torch.equal(a[0], c[0])
     assert a[0].shape == (4, D) and a[1].shape == (4,)
@@ -222,9 +219,9 @@ def test_hypernet_rsample_is_reproducible_under_the_generator() -> None:
 
 @pytest.mark.parametrize("kind", ["iaf", "realnvp"])
 def test_construction_is_reproducible_under_the_generator(kind: str) -> None:
-    a = build_flow(kind, D, 3, 8, generator=_gen(0)).state_dict()
-    b = build_flow(kind, D, 3, 8, generator=_gen(0)).state_dict()
-    c = build_flow(kind, D, 3, 8, generator=_gen(1)).state_dict()
+    a = build_flow(kind, D, 3, 8, generator=seeded(0)).state_dict()
+    b = build_flow(kind, D, 3, 8, generator=seeded(0)).state_dict()
+    c = build_flow(kind, D, 3, 8, generator=seeded(1)).state_dict()
     assert a.keys() == b.keys()
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
@@ -232,6 +229,6 @@ def test_construction_is_reproducible_under_the_generator(kind: str) -> None:
 
 
 def test_iaf_steps_use_different_orderings() -> None:
-    flow = build_flow("iaf", 12, 3, 8, generator=_gen(0))
+    flow = build_flow("iaf", 12, 3, 8, generator=seeded(0))
     orders = [step.made.in_degrees for step in flow.layers]
     assert not torch.equal(orders[0], orders[1]) and not torch.equal(orders[1], orders[2])

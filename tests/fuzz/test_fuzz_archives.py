@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from robustbnn.data import sha256_file
 from robustbnn.data.notmnist import read_notmnist_archive
-from robustbnn.data.omniglot import load_omniglot
+from robustbnn.data.omniglot import OMNIGLOT
 from tests.data._ood_fixtures import omniglot_image, png_bytes
 from tests.fuzz._fuzz import gzipped, mutated, random_bytes, reader_outcome
 
@@ -53,16 +53,19 @@ def _check_notmnist(path: Path, data: bytes) -> None:
         assert images.dtype == np.uint8 and images.shape[1:] == (28, 28) and len(images) > 0
 
 
+@pytest.mark.bench
 @given(data=st.one_of(random_bytes, gzipped(random_bytes)))
 def test_notmnist_random_bytes(folder: Path, data: bytes) -> None:
     _check_notmnist(folder / "random" / "notMNIST_small.tar.gz", data)
 
 
+@pytest.mark.bench
 @given(data=gzipped(mutated(TAR)))
 def test_notmnist_mutated_tar(folder: Path, data: bytes) -> None:
     _check_notmnist(folder / "tar" / "notMNIST_small.tar.gz", data)
 
 
+@pytest.mark.bench
 @given(data=mutated(gzip.compress(TAR, mtime=0)))
 def test_notmnist_mutated_gzip(folder: Path, data: bytes) -> None:
     _check_notmnist(folder / "gz" / "notMNIST_small.tar.gz", data)
@@ -88,15 +91,17 @@ def _check_omniglot(root: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     with reader_outcome(str(path)):
-        x = load_omniglot(root, checksums={path.name: sha256_file(path)})
+        x = OMNIGLOT.load(root, checksums={path.name: sha256_file(path)})
         assert x.dtype == torch.float32 and x.shape[1:] == (1, 28, 28) and len(x) > 0
 
 
+@pytest.mark.bench
 @given(data=random_bytes)
 def test_omniglot_random_bytes(folder: Path, data: bytes) -> None:
     _check_omniglot(folder / "omni_random", data)
 
 
+@pytest.mark.bench
 @given(data=st.one_of(mutated(ZIPS["stored"]), mutated(ZIPS["deflated"])))
 def test_omniglot_mutated_zip(folder: Path, data: bytes) -> None:
     _check_omniglot(folder / "omni_mutated", data)
@@ -109,4 +114,4 @@ def test_seeds_are_valid(folder: Path) -> None:
         root = folder / f"seed_{kind}"
         _check_omniglot(root, data)
         path = root / "omniglot" / "images_background_small1.zip"
-        assert len(load_omniglot(root, checksums={path.name: sha256_file(path)})) == 2
+        assert len(OMNIGLOT.load(root, checksums={path.name: sha256_file(path)})) == 2

@@ -86,16 +86,19 @@ def _check_entry(root: Path, config: bytes, weights: bytes) -> None:
             assert torch.equal(model.bias, stored["bias"])
 
 
+@pytest.mark.bench
 @given(config=random_bytes, weights=random_bytes)
 def test_cache_random_bytes(folder: Path, config: bytes, weights: bytes) -> None:
     _check_entry(folder / "cache_random", config, weights)
 
 
+@pytest.mark.bench
 @given(config=json_values.map(lambda v: json.dumps(v).encode()), weights=random_bytes)
 def test_cache_random_json(folder: Path, config: bytes, weights: bytes) -> None:
     _check_entry(folder / "cache_json", config, weights)
 
 
+@pytest.mark.bench
 @given(weights=st.one_of(random_bytes, mutated(WEIGHTS)), tensors=st.none() | json_values)
 def test_cache_weights_that_config_vouches_for(folder: Path, weights: bytes,
                                                tensors: object) -> None:
@@ -104,6 +107,7 @@ def test_cache_weights_that_config_vouches_for(folder: Path, weights: bytes,
                  weights)
 
 
+@pytest.mark.bench
 @given(config=mutated(CONFIG))
 def test_cache_mutated_config(folder: Path, config: bytes) -> None:
     _check_entry(folder / "cache_mutated", config, WEIGHTS)
@@ -141,12 +145,14 @@ def test_results_csv_alone(folder: Path, data: bytes) -> None:
     _check_results(folder / "run_csv", data, name="results.csv")
 
 
+@pytest.mark.bench
 @given(rows=st.lists(st.one_of(json_values, st.fixed_dictionaries(
     {k: json_values for k in ROW}, optional={"extra": json_values})), min_size=1, max_size=3))
 def test_results_random_rows(folder: Path, rows: list) -> None:
     _check_results(folder / "run_rows", "".join(json.dumps(r) + "\n" for r in rows).encode())
 
 
+@pytest.mark.bench
 @given(data=mutated(RESULTS_SEED))
 def test_results_mutated(folder: Path, data: bytes) -> None:
     _check_results(folder / "run_mutated", data)
@@ -162,6 +168,7 @@ def _check_tolerances(path: Path, data: bytes) -> None:
         assert all(isinstance(v, float) and v >= 0 for v in tolerances.values())
 
 
+@pytest.mark.bench
 @given(data=st.one_of(random_bytes, json_values.map(lambda v: json.dumps(v).encode()),
                       st.dictionaries(st.text(max_size=4), json_values).map(
                           lambda c: json.dumps({"columns": c}).encode())))
@@ -169,6 +176,7 @@ def test_tolerances_random(folder: Path, data: bytes) -> None:
     _check_tolerances(folder / "tolerances.json", data)
 
 
+@pytest.mark.bench
 @given(data=mutated(TOLERANCES))
 def test_tolerances_mutated(folder: Path, data: bytes) -> None:
     _check_tolerances(folder / "tolerances.json", data)

@@ -41,11 +41,13 @@ def _check_batch(path: Path, data: bytes) -> None:
         assert images.dtype == np.uint8 and images.shape[1:] == (32, 32, 3)
 
 
+@pytest.mark.bench
 @given(data=random_bytes)
 def test_batch_random_bytes(folder: Path, data: bytes) -> None:
     _check_batch(folder / "test_batch", data)
 
 
+@pytest.mark.bench
 @given(data=st.one_of(*(mutated(b) for b in BATCHES)))
 def test_batch_mutated(folder: Path, data: bytes) -> None:
     _check_batch(folder / "test_batch", data)
@@ -58,11 +60,13 @@ def _check_sprite(path: Path, data: bytes) -> None:
         assert images.dtype == np.uint8 and images.shape[1:] == (32, 32, 3)
 
 
+@pytest.mark.bench
 @given(data=random_bytes)
 def test_sprite_random_bytes(folder: Path, data: bytes) -> None:
     _check_sprite(folder / "cifar10_batch_0.png", data)
 
 
+@pytest.mark.bench
 @given(data=mutated(SPRITE))
 def test_sprite_mutated(folder: Path, data: bytes) -> None:
     _check_sprite(folder / "cifar10_batch_0.png", data)
@@ -87,11 +91,13 @@ def _check_csv(path: Path, data: bytes) -> None:
 csv_text = st.text(alphabet="0123456789,-+. \n\r#e", max_size=4000).map(str.encode)
 
 
+@pytest.mark.bench
 @given(data=st.one_of(random_bytes, gzipped(random_bytes), gzipped(csv_text)))
 def test_csv_random(folder: Path, data: bytes) -> None:
     _check_csv(folder / "mnist_5k.csv.gz", data)
 
 
+@pytest.mark.bench
 @given(data=st.one_of(gzipped(mutated(CSV)), mutated(gzip.compress(CSV, mtime=0))))
 def test_csv_mutated(folder: Path, data: bytes) -> None:
     _check_csv(folder / "mnist_5k.csv.gz", data)

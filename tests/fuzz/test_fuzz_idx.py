@@ -50,21 +50,25 @@ def test_random_bytes(folder: Path, data: bytes) -> None:
     _check(folder / "random-idx3-ubyte", data)
 
 
+@pytest.mark.bench
 @given(data=gzipped(random_bytes))
 def test_random_gzip_payload(folder: Path, data: bytes) -> None:
     _check(folder / "random-idx3-ubyte.gz", data)
 
 
+@pytest.mark.bench
 @given(data=st.one_of(headers(), gzipped(headers())))
 def test_structured_headers(folder: Path, data: bytes) -> None:
     _check(folder / "header-idx3-ubyte.gz", data)
 
 
+@pytest.mark.bench
 @given(data=mutated(_seed(gz=False)))
 def test_mutated_raw(folder: Path, data: bytes) -> None:
     _check(folder / "mutated-idx3-ubyte", data)
 
 
+@pytest.mark.bench
 @given(data=mutated(_seed(gz=True)))
 def test_mutated_gzip(folder: Path, data: bytes) -> None:
     _check(folder / "mutated-idx3-ubyte.gz", data)

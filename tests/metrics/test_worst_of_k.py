@@ -7,6 +7,7 @@ import itertools
 import pytest
 import torch
 
+from robustbnn.contract.predict import Evaluation
 from robustbnn.metrics.worst_of_k import k_predictions, summarise, worst_of_k
 from tests.attacks._models import SHAPE, NoisyLinear, linear
 
@@ -41,7 +42,7 @@ def test_one_evaluation_has_no_flip_probability() -> None:
 def test_deterministic_model_all_k_equals_expected() -> None:
     x = torch.rand(30, *SHAPE, generator=torch.Generator().manual_seed(0))
     y = torch.randint(0, 7, (30,), generator=torch.Generator().manual_seed(1))
-    got = worst_of_k(linear(), x, y, k=5, s_eval=3, generator=torch.Generator().manual_seed(2))
+    got = worst_of_k(linear(), x, y, Evaluation(3, torch.Generator().manual_seed(2)), k=5)
     assert got.all_k_accuracy == got.expected_accuracy
     assert got.flip_probability == 0.0
 
@@ -50,7 +51,7 @@ def test_stochastic_model_all_k_below_expected_and_reproducible() -> None:
     model = NoisyLinear(sigma=3.0)
     x = torch.rand(60, *SHAPE, generator=torch.Generator().manual_seed(0))
     y = model.sample_logits(x, 50, generator=torch.Generator().manual_seed(1)).mean(0).argmax(-1)
-    runs = [worst_of_k(model, x, y, k=10, s_eval=2, generator=torch.Generator().manual_seed(3))
+    runs = [worst_of_k(model, x, y, Evaluation(2, torch.Generator().manual_seed(3)), k=10)
             for _ in range(2)]
     assert runs[0] == runs[1]
     assert runs[0].all_k_accuracy < runs[0].expected_accuracy
@@ -59,6 +60,8 @@ def test_stochastic_model_all_k_below_expected_and_reproducible() -> None:
 
 def test_k_predictions_shape_and_errors() -> None:
     x = torch.rand(4, *SHAPE)
-    assert k_predictions(linear(), x, k=3, s_eval=2, generator=None).shape == (3, 4)
+    assert k_predictions(linear(), x, Evaluation(2), k=3).shape == (3, 4)
     with pytest.raises(ValueError, match="k >= 1"):
-        k_predictions(linear(), x, k=0, s_eval=2, generator=None)
+        k_predictions(linear(), x, Evaluation(2), k=0)
+    with pytest.raises(ValueError, match="s_eval >= 1"):
+        Evaluation(0)

@@ -12,14 +12,11 @@ import torch.nn.functional as F
 from robustbnn.config import override
 from robustbnn.models import MODELS
 from robustbnn.models.bbalpha import BBAlphaDropout, bbalpha_loss
+from tests._helpers import seeded
 from tests._toys import build, draw_dropout_samples, dropout_masks
 
 K, B, C = 10, 6, 7
 NAMES = ("bbalpha_0", "bbalpha_05", "bbalpha_1")
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def _logits(k: int = K, scale: float = 3.0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -93,10 +90,10 @@ def _model(**changes: object) -> BBAlphaDropout:
 def test_loss_is_the_energy_of_k_passes_plus_l2() -> None:
     model = _model(k_train=4, l2=0.1)  # the loss draws a mask per example, as sample_logits
     x, y = torch.rand(B, 1, 6, 7), torch.randint(0, 7, (B,))
-    logits = model.sample_logits(x, 4, generator=_gen(5))
+    logits = model.sample_logits(x, 4, generator=seeded(5))
     penalty = sum(layer.weight.square().sum() for layer in model.layers)
     expected = bbalpha_loss(logits, y, 0.5) + 0.1 * penalty
-    torch.testing.assert_close(model.loss(x, y, n_train=100, generator=_gen(5)), expected)
+    torch.testing.assert_close(model.loss(x, y, n_train=100, generator=seeded(5)), expected)
 
 
 def test_l2_is_on_weights_only() -> None:
@@ -109,9 +106,9 @@ def test_l2_is_on_weights_only() -> None:
         torch.testing.assert_close(layer.weight.grad, 2 * layer.weight.detach())
         assert layer.bias.grad is None
     x, y = torch.rand(B, 1, 6, 7), torch.randint(0, 7, (B,))
-    with_l2 = model.loss(x, y, n_train=100, generator=_gen(1))
+    with_l2 = model.loss(x, y, n_train=100, generator=seeded(1))
     model.l2 = 0.0
-    torch.testing.assert_close(with_l2 - model.loss(x, y, n_train=100, generator=_gen(1)),
+    torch.testing.assert_close(with_l2 - model.loss(x, y, n_train=100, generator=seeded(1)),
                                0.1 * by_hand)
 
 
@@ -126,16 +123,16 @@ def test_cnn_l2_includes_conv_weights() -> None:
 def test_input_dropout_is_applied(mode: str) -> None:
     model = _model(p=0.0)  # only the input mask is random
     x = torch.rand(B, 1, 6, 7)
-    out = draw_dropout_samples(model, mode, x, 3, _gen(2))
+    out = draw_dropout_samples(model, mode, x, 3, seeded(2))
     assert not torch.equal(out[0], out[1])
-    mask = dropout_masks(mode, 3, B, 42, 0.5, _gen(2))
+    mask = dropout_masks(mode, 3, B, 42, 0.5, seeded(2))
     h = x.flatten(1) * mask / 0.5
     for i, layer in enumerate(model.layers):
         h = layer(h)
         h = h.relu() if i < len(model.layers) - 1 else h
     torch.testing.assert_close(out, h)
-    assert torch.equal(_model(p=0.0, input_p=0.0).sample_logits(x, 3, generator=_gen(2))[0],
-                       _model(p=0.0, input_p=0.0).sample_logits(x, 3, generator=_gen(2))[1])
+    assert torch.equal(_model(p=0.0, input_p=0.0).sample_logits(x, 3, generator=seeded(2))[0],
+                       _model(p=0.0, input_p=0.0).sample_logits(x, 3, generator=seeded(2))[1])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -145,11 +142,11 @@ def test_training_lowers_the_loss(name: str) -> None:
     y = (x.flatten(1)[:, :21].sum(1) > x.flatten(1)[:, 21:].sum(1)).long()
     model = build(name, num_classes=2, hidden=(32,), p=0.1, input_p=0.1, k_train=3)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    g = _gen(0)
-    first = model.loss(x, y, n_train=64, generator=_gen(9)).item()
+    g = seeded(0)
+    first = model.loss(x, y, n_train=64, generator=seeded(9)).item()
     for _ in range(40):
         opt.zero_grad()
         model.loss(x, y, n_train=64, generator=g).backward()
         opt.step()
-    assert model.loss(x, y, n_train=64, generator=_gen(9)).item() < first - 0.2
+    assert model.loss(x, y, n_train=64, generator=seeded(9)).item() < first - 0.2
     assert math.isfinite(first)

@@ -17,15 +17,12 @@ from robustbnn.models.bbb import (
     mc_kl,
     softplus_std,
 )
+from tests._helpers import seeded
 from tests._toys import build
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def test_gaussian_kl_closed_form_matches_monte_carlo() -> None:
-    g = _gen(0)
+    g = seeded(0)
     mu = torch.randn(4, 3, generator=g, dtype=torch.float64) * 0.7
     sigma = torch.rand(4, 3, generator=g, dtype=torch.float64) * 0.5 + 0.05
     prior = GaussianPrior(math.exp(-1.0))
@@ -43,7 +40,7 @@ def test_gaussian_kl_zero_at_prior() -> None:
 
 
 def test_mc_kl_value_and_gradient_match_normal_log_prob() -> None:
-    g = _gen(1)
+    g = seeded(1)
     mu = torch.randn(6, generator=g, dtype=torch.float64).requires_grad_()
     rho = torch.randn(6, generator=g, dtype=torch.float64).requires_grad_()
     eps = torch.randn(3, 6, generator=g, dtype=torch.float64)
@@ -120,14 +117,14 @@ def test_softplus_std_is_stable() -> None:
 def test_sampling_reproducible_under_generator() -> None:
     model = build("bbb_mixture")
     x = torch.rand(4, 1, 6, 7)
-    a = model.sample_logits(x, 5, generator=_gen(7))
-    torch.testing.assert_close(a, model.sample_logits(x, 5, generator=_gen(7)), rtol=0, atol=0)
-    assert not torch.equal(a, model.sample_logits(x, 5, generator=_gen(8)))
+    a = model.sample_logits(x, 5, generator=seeded(7))
+    torch.testing.assert_close(a, model.sample_logits(x, 5, generator=seeded(7)), rtol=0, atol=0)
+    assert not torch.equal(a, model.sample_logits(x, 5, generator=seeded(8)))
 
 
 def test_mean_of_sampled_weights_is_mu_and_std_is_sigma() -> None:
     model = build("bbb_gaussian", rho_init=-1.0)
-    draws = model._draw(4000, _gen(0))
+    draws = model._draw(4000, seeded(0))
     layer = model.layers[0]
     w = draws[0].w  # (S, out, in)
     sigma = softplus_std(layer.weight_rho)
@@ -140,7 +137,7 @@ def test_mean_of_sampled_weights_is_mu_and_std_is_sigma() -> None:
 def test_one_weight_draw_is_shared_by_the_batch_under_local_reparam_none() -> None:
     model = build("bbb_gaussian", rho_init=0.0, local_reparam="none")
     x = torch.rand(3, 1, 6, 7)
-    both = model.sample_logits(torch.cat([x, x]), 2, generator=_gen(0))  # (2, 6, 7)
+    both = model.sample_logits(torch.cat([x, x]), 2, generator=seeded(0))  # (2, 6, 7)
     # Equal up to float32 rounding (the matmul kernel may block rows differently); a second
     # weight draw would differ by O(1), since rho_init = 0 gives sigma = 0.69.
     torch.testing.assert_close(both[:, :3], both[:, 3:], rtol=1e-5, atol=1e-5)
@@ -151,7 +148,7 @@ def test_one_weight_draw_is_shared_by_the_batch_under_local_reparam_none() -> No
 def test_local_reparam_gives_each_example_its_own_draw(mode: str) -> None:
     model = build("bbb_gaussian", rho_init=0.0, local_reparam=mode)
     x = torch.rand(3, 1, 6, 7)
-    both = model.sample_logits(torch.cat([x, x]), 2, generator=_gen(0))  # (2, 6, 7)
+    both = model.sample_logits(torch.cat([x, x]), 2, generator=seeded(0))  # (2, 6, 7)
     assert (both[:, :3] - both[:, 3:]).abs().max() > 0.1
 
 
@@ -169,11 +166,11 @@ def test_sample_chunking_matches_draw_shapes(monkeypatch: pytest.MonkeyPatch) ->
     model = build("bbb_mixture", local_reparam="none")
     monkeypatch.setattr(bbb, "SAMPLES_PER_DRAW", 3)  # chunks of 3, 3, 3 and 2 draws
     x = torch.rand(5, 1, 6, 7)
-    out = model.sample_logits(x, 11, generator=_gen(0))
+    out = model.sample_logits(x, 11, generator=seeded(0))
     assert out.shape == (11, 5, 7) and torch.isfinite(out).all()
     assert not torch.equal(out[0], out[-1])
     # The chunks consume the generator as one draw of 11 would, chunk after chunk.
-    gen = _gen(0)
+    gen = seeded(0)
     first = model._forward(x, model._draw(3, gen))
     torch.testing.assert_close(out[:3], first)
 
@@ -181,8 +178,8 @@ def test_sample_chunking_matches_draw_shapes(monkeypatch: pytest.MonkeyPatch) ->
 def test_loss_is_nll_plus_kl_over_n() -> None:
     model = build("bbb_gaussian")
     x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
-    loss = model.loss(x, y, n_train=1000, generator=_gen(3), batch=(2, 8))
-    logits = model._forward(x, model._draw(1, _gen(3)))[0]
+    loss = model.loss(x, y, n_train=1000, generator=seeded(3), batch=(2, 8))
+    logits = model._forward(x, model._draw(1, seeded(3)))[0]
     nll = torch.nn.functional.cross_entropy(logits, y)
     torch.testing.assert_close(loss, nll + model.kl() / 1000)
 
@@ -190,17 +187,17 @@ def test_loss_is_nll_plus_kl_over_n() -> None:
 def test_blundell_loss_weights_kl_by_m_pi_i() -> None:
     model = build("bbb_gaussian", kl_weighting="blundell")
     x, y = torch.rand(5, 1, 6, 7), torch.arange(5)
-    logits = model._forward(x, model._draw(1, _gen(3)))[0]
+    logits = model._forward(x, model._draw(1, seeded(3)))[0]
     nll = torch.nn.functional.cross_entropy(logits, y)
     for i, m in [(0, 4), (3, 4)]:
-        loss = model.loss(x, y, n_train=1000, generator=_gen(3), batch=(i, m))
+        loss = model.loss(x, y, n_train=1000, generator=seeded(3), batch=(i, m))
         weight = m * 2.0 ** (m - i - 1) / (2.0**m - 1)
         torch.testing.assert_close(loss, nll + weight * model.kl() / 1000)
 
 
 def test_mixture_loss_has_gradients_for_mu_and_rho() -> None:
     model = build("bbb_mixture", train_samples=3)
-    loss = model.loss(torch.rand(5, 1, 6, 7), torch.arange(5), n_train=100, generator=_gen(0))
+    loss = model.loss(torch.rand(5, 1, 6, 7), torch.arange(5), n_train=100, generator=seeded(0))
     loss.backward()
     for layer in model.layers:
         for p in (layer.weight_mu, layer.weight_rho, layer.bias_mu, layer.bias_rho):

@@ -14,6 +14,7 @@ from robustbnn.data.types import DataBundle, Split
 from robustbnn.models import MODELS
 from robustbnn.models.bhn import clipped_nll, gaussian_log_prior
 from robustbnn.training.fit import fit
+from tests._helpers import seeded
 from tests._toys import LinearModel, build
 
 BHN = ["bhn_iaf", "bhn_realnvp"]
@@ -21,17 +22,13 @@ ALL = [*BHN, "bhn_full"]
 B = 5
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _x(seed: int = 0, n: int = B) -> torch.Tensor:
-    return torch.rand(n, 1, 6, 7, generator=_gen(seed))
+    return torch.rand(n, 1, 6, 7, generator=seeded(seed))
 
 
 @torch.no_grad()
 def _randomise_(model: torch.nn.Module, scale: float = 0.3, seed: int = 7) -> None:
-    g = _gen(seed)
+    g = seeded(seed)
     for p in model.hypernet.parameters():
         p.copy_(scale * torch.randn(p.shape, generator=g))
 
@@ -40,8 +37,8 @@ def _randomise_(model: torch.nn.Module, scale: float = 0.3, seed: int = 7) -> No
 def _set_factorial_(model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
     """Give the LinearFlow a non-trivial mean and scale; return (mean, std)."""
     lin = model.hypernet.linear
-    lin.shift.copy_(torch.randn(lin.shift.shape, generator=_gen(11)))
-    lin.log_scale.copy_(-1.0 + 0.5 * torch.randn(lin.log_scale.shape, generator=_gen(12)))
+    lin.shift.copy_(torch.randn(lin.shift.shape, generator=seeded(11)))
+    lin.log_scale.copy_(-1.0 + 0.5 * torch.randn(lin.log_scale.shape, generator=seeded(12)))
     return lin.shift.clone(), lin.scale().clone()
 
 
@@ -51,7 +48,7 @@ def test_zero_coupling_is_a_factorial_gaussian(name: str) -> None:
     mean, std = _set_factorial_(model)
     n = 40_000
     with torch.no_grad():
-        theta, log_q = model.hypernet.rsample(n, generator=_gen(1), device="cpu",
+        theta, log_q = model.hypernet.rsample(n, generator=seeded(1), device="cpu",
                                               dtype=torch.float32)
     assert theta.shape == (n, model.hypernet.dim)
     torch.testing.assert_close(theta.mean(0), mean, rtol=0, atol=(5 * std / n**0.5).max().item())
@@ -66,16 +63,16 @@ def test_kl_estimate_matches_the_closed_form_gaussian_kl(name: str) -> None:
     model = build(name, coupling=0, hidden=(3,), prior_std=prior_std)
     mean, std = _set_factorial_(model)
     with torch.no_grad():
-        theta, log_q = model.hypernet.rsample(40_000, generator=_gen(2), device="cpu",
+        theta, log_q = model.hypernet.rsample(40_000, generator=seeded(2), device="cpu",
                                               dtype=torch.float32)
         kl = (log_q - gaussian_log_prior(theta, prior_std)).double()
     closed = (torch.log(prior_std / std) + (std**2 + mean**2) / (2 * prior_std**2) - 0.5).sum()
     assert abs(kl.mean() - closed) < 5 * kl.std() / len(kl) ** 0.5
     # The loss uses exactly this estimator, at one draw per minibatch.
-    x, y = _x(), torch.randint(0, 7, (B,), generator=_gen(3))
+    x, y = _x(), torch.randint(0, 7, (B,), generator=seeded(3))
     with torch.no_grad():
-        _, kl_loss = model.elbo_terms(x, y, generator=_gen(4))
-        theta1, log_q1 = model.hypernet.rsample(1, generator=_gen(4), device="cpu",
+        _, kl_loss = model.elbo_terms(x, y, generator=seeded(4))
+        theta1, log_q1 = model.hypernet.rsample(1, generator=seeded(4), device="cpu",
                                                 dtype=torch.float32)
     torch.testing.assert_close(kl_loss, (log_q1 - gaussian_log_prior(theta1, prior_std))[0])
 
@@ -89,8 +86,8 @@ def test_kl_estimate_with_flows_matches_a_change_of_variables_reference(name: st
     dim = model.hypernet.dim
     for seed in range(3):
         with torch.no_grad():
-            _, kl = model.elbo_terms(x, y, generator=_gen(seed))
-        eps = torch.randn(1, dim, generator=_gen(seed), dtype=torch.float64)[0]
+            _, kl = model.elbo_terms(x, y, generator=seeded(seed))
+        eps = torch.randn(1, dim, generator=seeded(seed), dtype=torch.float64)[0]
         theta = model.hypernet(eps)[0]
         jac = torch.autograd.functional.jacobian(lambda e: model.hypernet(e)[0], eps)
         log_q = scipy.stats.norm.logpdf(eps.numpy()).sum() - torch.linalg.slogdet(jac)[1].item()
@@ -103,9 +100,10 @@ def test_loss_is_clipped_nll_plus_kl_over_n_train(name: str) -> None:
     changes = {"data_init": False} if name in BHN else {}
     model = build(name, **changes)
     _randomise_(model, scale=0.05)
-    x, y = _x(), torch.randint(0, 7, (B,), generator=_gen(3))
-    loss = model.loss(x, y, n_train=250, generator=_gen(5))
-    theta, log_q = model.hypernet.rsample(1, generator=_gen(5), device="cpu", dtype=torch.float32)
+    x, y = _x(), torch.randint(0, 7, (B,), generator=seeded(3))
+    loss = model.loss(x, y, n_train=250, generator=seeded(5))
+    theta, log_q = model.hypernet.rsample(1, generator=seeded(5), device="cpu",
+                                          dtype=torch.float32)
     probs = model.primary_logits(x, theta)[0].softmax(-1)[range(B), y].clamp(0.001, 0.999)
     kl = log_q[0] - gaussian_log_prior(theta, model.prior_std)[0]
     torch.testing.assert_close(loss, -probs.log().mean() + kl / 250)
@@ -128,7 +126,7 @@ def test_sample_logits_are_unclipped() -> None:
     model = build("bhn_iaf", coupling=0)
     with torch.no_grad():
         model.hypernet.linear.shift.fill_(30.0)
-    probs = model.sample_logits(_x(), 2, generator=_gen(0)).softmax(-1)
+    probs = model.sample_logits(_x(), 2, generator=seeded(0)).softmax(-1)
     assert probs.max() > 0.9999 and probs.min() < 1e-4
 
 
@@ -137,8 +135,8 @@ def test_weight_norm_primary_matches_explicit_weights(name: str) -> None:
     model = build(name, coupling=2)
     _randomise_(model, scale=0.2)
     x, s = _x(), 3
-    g, _ = model.hypernet.rsample(s, generator=_gen(6), device="cpu", dtype=torch.float32)
-    out = model.sample_logits(x, s, generator=_gen(6))
+    g, _ = model.hypernet.rsample(s, generator=seeded(6), device="cpu", dtype=torch.float32)
+    out = model.sample_logits(x, s, generator=seeded(6))
     assert out.shape == (s, B, 7)
     net = model.primary
     for i in range(s):
@@ -156,8 +154,8 @@ def test_full_primary_matches_explicit_weights() -> None:
     model = build("bhn_full", hidden=(4, 3))
     _randomise_(model, scale=0.2)
     x, s = _x(), 3
-    theta, _ = model.hypernet.rsample(s, generator=_gen(6), device="cpu", dtype=torch.float32)
-    out = model.sample_logits(x, s, generator=_gen(6))
+    theta, _ = model.hypernet.rsample(s, generator=seeded(6), device="cpu", dtype=torch.float32)
+    out = model.sample_logits(x, s, generator=seeded(6))
     assert out.shape == (s, B, 7)
     assert model.hypernet.dim == 42 * 4 + 4 + 4 * 3 + 3 + 3 * 7 + 7
     for i in range(s):
@@ -178,9 +176,9 @@ def test_data_init_standardises_every_unit_once(coupling: int, tol: float) -> No
     # RealNVP permutes coordinates between couplings: the init must follow the permutations.
     model = build("bhn_realnvp", coupling=coupling)
     x = _x(1, n=64)
-    y = torch.randint(0, 7, (64,), generator=_gen(2))
+    y = torch.randint(0, 7, (64,), generator=seeded(2))
     assert bool(model.needs_init)
-    model.loss(x, y, n_train=100, generator=_gen(0))
+    model.loss(x, y, n_train=100, generator=seeded(0))
     assert not bool(model.needs_init)
     with torch.no_grad():
         g = model.hypernet(torch.zeros(1, model.hypernet.dim))[0][0]  # the flow at ε = 0
@@ -193,7 +191,7 @@ def test_data_init_standardises_every_unit_once(coupling: int, tol: float) -> No
                                    atol=1e-3)
         h = F.relu(pre)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    model.loss(x[:8], y[:8], n_train=100, generator=_gen(0))
+    model.loss(x[:8], y[:8], n_train=100, generator=seeded(0))
     for k, v in model.state_dict().items():
         torch.testing.assert_close(v, before[k], rtol=0, atol=0)
 
@@ -201,7 +199,7 @@ def test_data_init_standardises_every_unit_once(coupling: int, tol: float) -> No
 @pytest.mark.parametrize("name", ALL)
 def test_loss_gradient_reaches_every_parameter(name: str) -> None:
     model = build(name, coupling=2)
-    model.loss(_x(), torch.arange(B), n_train=100, generator=_gen(0)).backward()
+    model.loss(_x(), torch.arange(B), n_train=100, generator=seeded(0)).backward()
     for key, p in model.named_parameters():
         assert p.grad is not None and torch.isfinite(p.grad).all(), key
         assert p.grad.abs().sum() > 0, key
@@ -215,8 +213,8 @@ def test_build_and_loss_are_reproducible_under_the_generator(name: str) -> None:
         torch.testing.assert_close(sa[k], sb[k], rtol=0, atol=0)
     assert any(not torch.equal(sa[k], sc[k]) for k in sa)
     x, y = _x(), torch.arange(B)
-    la = a.loss(x, y, n_train=100, generator=_gen(3))
-    lb = b.loss(x, y, n_train=100, generator=_gen(3))
+    la = a.loss(x, y, n_train=100, generator=seeded(3))
+    lb = b.loss(x, y, n_train=100, generator=seeded(3))
     torch.testing.assert_close(la, lb, rtol=0, atol=0)
 
 
@@ -224,8 +222,8 @@ def test_made_masks_survive_a_state_dict_round_trip() -> None:
     a, b = build("bhn_iaf", seed=0), build("bhn_iaf", seed=1)
     b.load_state_dict(a.state_dict())
     x = _x()
-    torch.testing.assert_close(a.sample_logits(x, 2, generator=_gen(0)),
-                               b.sample_logits(x, 2, generator=_gen(0)), rtol=0, atol=0)
+    torch.testing.assert_close(a.sample_logits(x, 2, generator=seeded(0)),
+                               b.sample_logits(x, 2, generator=seeded(0)), rtol=0, atol=0)
 
 
 def test_paper_defaults() -> None:
@@ -248,15 +246,16 @@ def test_fit_clips_gradients_elementwise_after_the_norm() -> None:
     x = torch.rand(4, 1, 2, 2)
     split = Split(x, torch.tensor([0, 1, 0, 1]))
     data = DataBundle("toy", split, split, split, 2, "0", "test")
-    cfg = TrainConfig(epochs=1, batch_size=4, optimizer="sgd", lr=1.0, grad_clip_value=0.5)
+    cfg = TrainConfig(epochs=1, batch_size=4, optimizer="sgd", lr=1.0, grad_clip_value=0.5,
+                      val_samples=1)  # a deterministic model validates with one sample
     model = _HugeGradient(torch.zeros(4, 2), torch.zeros(2))
-    fit(model, cfg, data, name="toy", stochastic=False, progress=False)
+    fit(model, cfg, data, name="toy", progress=False)
     torch.testing.assert_close(model.weight, torch.full((4, 2), -0.5))
     torch.testing.assert_close(model.bias, torch.full((2,), -0.5))
     # Norm first (to 1), then the value clip: 300/‖grad‖ < 0.5 for the bias entries.
     cfg = dataclasses.replace(cfg, grad_clip_norm=1.0)
     model = _HugeGradient(torch.zeros(4, 2), torch.zeros(2))
-    fit(model, cfg, data, name="toy", stochastic=False, progress=False)
+    fit(model, cfg, data, name="toy", progress=False)
     norm = (8 * 100.0**2 + 2 * 300.0**2) ** 0.5
     torch.testing.assert_close(model.weight, torch.full((4, 2), -100.0 / norm))
     torch.testing.assert_close(model.bias, torch.full((2,), -min(0.5, 300.0 / norm)))

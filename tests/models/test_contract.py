@@ -16,7 +16,7 @@ import torch
 
 from robustbnn.contract.types import check_sample_logits
 from robustbnn.models import MODELS
-from robustbnn.testing import CLAUSES, CheckReport, check_model, smoke_config
+from robustbnn.testing import CLAUSES, CheckOptions, CheckReport, check_model, smoke_config
 
 SIZES = ("smoke", "two_layers")
 
@@ -28,10 +28,12 @@ def _report(name: str, size: str, device: str) -> CheckReport:
         if "hidden" not in {f.name for f in dataclasses.fields(cfg)}:
             pytest.skip(f"{name} has no hidden layers to size")
         cfg = dataclasses.replace(cfg, hidden=(11, 13))
-    return check_model(name, device=device, config=cfg, input_shape=(1, 6, 7), num_classes=7,
-                       batch=5, n_samples=3)
+    options = CheckOptions(device=device, input_shape=(1, 6, 7), num_classes=7, batch=5,
+                           n_samples=3)
+    return check_model(name, config=cfg, options=options)
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name", MODELS.names())
 def test_every_clause_holds(name: str, size: str, device: torch.device) -> None:

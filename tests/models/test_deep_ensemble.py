@@ -12,7 +12,7 @@ import torch
 from robustbnn.models import MODELS
 from robustbnn.models.deep_ensemble import DeepEnsemble
 from robustbnn.settings import model_config
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 from tests._toys import build
 
 M, B, C = 4, 6, 7
@@ -73,8 +73,8 @@ def test_bench_trains_each_member_on_its_own_stream_and_caches_each(
     data = _bundle()
     cfg = model_config("deep_ensemble", ("deep_ensemble.hidden=(8,)", "deep_ensemble.epochs=2",
                                          "deep_ensemble.members=3"))
-    model, record = fit_or_load("deep_ensemble", cfg, data, seed=0, device=torch.device("cpu"),
-                                cache_dir=tmp_path)
+    model, record = fit_or_load("deep_ensemble", cfg, data,
+                                TrainSetup(0, torch.device("cpu"), tmp_path))
     assert not record.cached and len(record.fit["members"]) == 3
     entries = sorted(p.name for p in (tmp_path / "deep_ensemble").iterdir() if p.is_dir())
     assert entries == sorted([record.cache_key] + [f"{record.cache_key}-member{i}"
@@ -84,8 +84,8 @@ def test_bench_trains_each_member_on_its_own_stream_and_caches_each(
     import shutil
     shutil.rmtree(tmp_path / "deep_ensemble" / record.cache_key)
     with caplog.at_level(logging.INFO, logger="robustbnn.training.fit_or_load"):
-        again, record2 = fit_or_load("deep_ensemble", cfg, data, seed=0,
-                                     device=torch.device("cpu"), cache_dir=tmp_path)
+        again, record2 = fit_or_load("deep_ensemble", cfg, data,
+                                     TrainSetup(0, torch.device("cpu"), tmp_path))
     assert not record2.cached
     assert sum("member" in r.getMessage() and "from the cache" in r.getMessage()
                for r in caplog.records) == 3

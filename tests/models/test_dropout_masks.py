@@ -6,17 +6,14 @@ import pytest
 import torch
 
 from robustbnn.models._dropout import dropout, keep_mask
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
+from tests._helpers import seeded
 
 
 # 0.5, 0.25, 1/256 and 255/256 take the random-byte path; 0.3 and 0.001 fall back to rand.
 @pytest.mark.parametrize("p", [0.5, 0.25, 1 / 256, 255 / 256, 0.3, 0.001])
 def test_keep_rate_is_one_minus_p(p: float) -> None:
     n = 2_000_000
-    keep = keep_mask((n,), p, generator=_gen(0))
+    keep = keep_mask((n,), p, generator=seeded(0))
     assert keep.dtype == torch.bool
     sd = ((1 - p) * p / n) ** 0.5
     assert abs(keep.double().mean().item() - (1 - p)) < 5 * sd
@@ -27,7 +24,7 @@ def test_neighbouring_elements_are_independent(p: float) -> None:
     # Eight bytes come from one 64-bit draw: neighbours, and every byte position, must not
     # be correlated.
     n = 2_000_000
-    keep = keep_mask((n // 8, 8), p, generator=_gen(1)).double()
+    keep = keep_mask((n // 8, 8), p, generator=seeded(1)).double()
     sd = (1 / (n // 8)) ** 0.5
     for j in range(8):
         assert abs(keep[:, j].mean().item() - (1 - p)) < 5 * sd * (p * (1 - p)) ** 0.5
@@ -37,18 +34,18 @@ def test_neighbouring_elements_are_independent(p: float) -> None:
 
 @pytest.mark.parametrize("shape", [(3, 5, 7), (1,), (100, 1000 + 1)])
 def test_any_shape_and_reproducible(shape: tuple[int, ...]) -> None:
-    a = keep_mask(shape, 0.5, generator=_gen(3))
+    a = keep_mask(shape, 0.5, generator=seeded(3))
     assert a.shape == shape
-    torch.testing.assert_close(a, keep_mask(shape, 0.5, generator=_gen(3)), rtol=0, atol=0)
+    torch.testing.assert_close(a, keep_mask(shape, 0.5, generator=seeded(3)), rtol=0, atol=0)
     if a.numel() > 64:
-        assert not torch.equal(a, keep_mask(shape, 0.5, generator=_gen(4)))
+        assert not torch.equal(a, keep_mask(shape, 0.5, generator=seeded(4)))
 
 
 @pytest.mark.parametrize("p", [0.5, 0.3])
 def test_dropout_zeroes_or_rescales_and_passes_gradients(p: float) -> None:
     h = (torch.rand(4, 50, dtype=torch.float64) + 0.5).requires_grad_()
-    out = dropout(h, p, _gen(0))
-    keep = keep_mask(h.shape, p, generator=_gen(0))
+    out = dropout(h, p, seeded(0))
+    keep = keep_mask(h.shape, p, generator=seeded(0))
     torch.testing.assert_close(out, torch.where(keep, h / (1 - p), 0.0))
     assert out.dtype == torch.float64
     out.sum().backward()
@@ -57,10 +54,10 @@ def test_dropout_zeroes_or_rescales_and_passes_gradients(p: float) -> None:
 
 def test_dropout_rate_zero_is_identity_and_bad_rates_raise() -> None:
     h = torch.rand(3, 4)
-    assert dropout(h, 0.0, _gen(0)) is h
+    assert dropout(h, 0.0, seeded(0)) is h
     for p in (1.0, -0.1):
         with pytest.raises(ValueError, match="dropout rate"):
-            dropout(h, p, _gen(0))
+            dropout(h, p, seeded(0))
 
 
 @pytest.mark.parametrize("p", [0.5, 0.25, 0.3])

@@ -16,14 +16,11 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from robustbnn.models import MODELS
+from tests._helpers import seeded
 from tests._toys import build
 
 S = 4000  # samples per side: the std error of a variance ratio is about 2.2%
 B = 3
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def assert_same_distribution(fast: Tensor, ref: Tensor, *, z: float = 5.0,
@@ -180,21 +177,22 @@ def test_every_stochastic_model_has_a_case() -> None:
     assert stochastic <= covered, f"no distribution test for {sorted(stochastic - covered)}"
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_fast_sample_logits_matches_reference_distribution(case: str) -> None:
     name = case.split("+")[0]
     changes, kind = CASES[case]
     model = build(name, **changes)
-    x = torch.rand(B, 1, 6, 7, generator=_gen(1))
+    x = torch.rand(B, 1, 6, 7, generator=seeded(1))
     with torch.no_grad():
-        fast = model.sample_logits(x, S, generator=_gen(2))
+        fast = model.sample_logits(x, S, generator=seeded(2))
         if kind == "dropout":
             ref = dropout_reference(model, x, seed=3)
         elif kind in EXACT:  # the same θ draws: the primary nets must agree value for value
-            ref = REFERENCES[kind](model, x, _gen(2))
+            ref = REFERENCES[kind](model, x, seeded(2))
             torch.testing.assert_close(fast, ref, rtol=1e-4, atol=1e-5)
         else:
-            ref = REFERENCES[kind](model, x, _gen(3))
+            ref = REFERENCES[kind](model, x, seeded(3))
     assert fast.shape == (S, B, 7)
     assert fast.double().var(0).min() > 1e-6, "the test needs visible posterior noise"
     assert_same_distribution(fast, ref)
@@ -205,12 +203,13 @@ ATTACK_CASES = {"mc_dropout": {}, "bbalpha_05": {}, "bbalpha_1": {"p": 0.25, "in
                 "mc_dropout+cnn": CASES["mc_dropout+cnn"][0]}
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("case", sorted(ATTACK_CASES))
 def test_attack_logits_match_the_per_example_reference(case: str) -> None:
     model = build(case.split("+")[0], **ATTACK_CASES[case])
-    x = torch.rand(B, 1, 6, 7, generator=_gen(1))
+    x = torch.rand(B, 1, 6, 7, generator=seeded(1))
     with torch.no_grad():
-        fast = model.attack_logits(x, S, generator=_gen(2))
+        fast = model.attack_logits(x, S, generator=seeded(2))
         ref = dropout_reference(model, x, seed=3)
     assert fast.double().var(0).min() > 1e-6, "the test needs visible posterior noise"
     assert_same_distribution(fast, ref)
@@ -218,10 +217,10 @@ def test_attack_logits_match_the_per_example_reference(case: str) -> None:
 
 def test_the_check_catches_a_wrong_variance() -> None:
     model = build("bbb_gaussian", rho_init=-1.0, local_reparam="all")
-    x = torch.rand(B, 1, 6, 7, generator=_gen(1))
+    x = torch.rand(B, 1, 6, 7, generator=seeded(1))
     with torch.no_grad():
-        fast = model.sample_logits(x, S, generator=_gen(2))
-        ref = bbb_reference(model, x, _gen(3))
+        fast = model.sample_logits(x, S, generator=seeded(2))
+        ref = bbb_reference(model, x, seeded(3))
     mean = ref.mean(0)
     with pytest.raises(AssertionError, match="variance ratios"):
         assert_same_distribution(fast, mean + 1.3 * (ref - mean))

@@ -18,17 +18,14 @@ from torch import Tensor
 
 from robustbnn.errors import ConfigError
 from robustbnn.models._kept_units import kept_unit_pass, kept_units
+from tests._helpers import seeded
 from tests._toys import build
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def dense_with_the_same_masks(model, h: Tensor, p_in: float, blocks: list[int],  # noqa: ANN001
                               seed: int) -> Tensor:
     """The pass written densely: masks rebuilt from ``kept_units`` in the pass's draw order."""
-    gen = _gen(seed)
+    gen = seeded(seed)
     return torch.cat([_dense_block(model, h, p_in, n, gen) for n in blocks])
 
 
@@ -54,13 +51,13 @@ def _dense_block(model, h: Tensor, p_in: float, n: int,  # noqa: ANN001
                                          ("mc_dropout", 0.25), ("mc_dropout", 0.3)])
 def test_pass_equals_the_dense_network_with_the_same_masks(name: str, p: float) -> None:
     model = build(name, hidden=(11, 13, 5), p=p).double()
-    x = torch.rand(4, 1, 6, 7, generator=_gen(1), dtype=torch.float64)
+    x = torch.rand(4, 1, 6, 7, generator=seeded(1), dtype=torch.float64)
     h = x.flatten(1)
     if model.head_p == 0:
         h = model.act(model.layers[0](h))
     p_in = model.head_p or model.p
     layers = model.layers[1:] if model.head_p == 0 else model.layers
-    fast = kept_unit_pass(h, layers, model.act, p_in, model.p, [4, 2], _gen(2))
+    fast = kept_unit_pass(h, layers, model.act, p_in, model.p, [4, 2], seeded(2))
     ref = dense_with_the_same_masks(model, h, p_in, [4, 2], seed=2)
     assert fast.shape == (6, 4, 7)
     torch.testing.assert_close(fast, ref)
@@ -68,8 +65,8 @@ def test_pass_equals_the_dense_network_with_the_same_masks(name: str, p: float) 
 
 def test_input_gradient_equals_the_dense_networks() -> None:
     model = build("bbalpha_05", hidden=(11, 13)).double()  # input dropout: the pixels gathered
-    x = torch.rand(5, 42, generator=_gen(1), dtype=torch.float64, requires_grad=True)
-    fast = kept_unit_pass(x, model.layers, model.act, 0.5, 0.5, [3], _gen(2))
+    x = torch.rand(5, 42, generator=seeded(1), dtype=torch.float64, requires_grad=True)
+    fast = kept_unit_pass(x, model.layers, model.act, 0.5, 0.5, [3], seeded(2))
     (g_fast,) = torch.autograd.grad(fast.logsumexp(-1).sum(), x)
     ref = dense_with_the_same_masks(model, x, 0.5, [3], seed=2)
     (g_ref,) = torch.autograd.grad(ref.logsumexp(-1).sum(), x)
@@ -80,8 +77,8 @@ def test_input_gradient_equals_the_dense_networks() -> None:
 def test_a_sample_that_keeps_no_unit_gives_the_bias_path() -> None:
     # p = 255/256 on 13 units: most samples keep nothing, some keep a unit or two.
     model = build("mc_dropout", hidden=(11, 13), p=255 / 256).double()
-    h = model.act(model.layers[0](torch.rand(3, 42, generator=_gen(1), dtype=torch.float64)))
-    fast = kept_unit_pass(h, model.layers[1:], model.act, model.p, model.p, [50], _gen(2))
+    h = model.act(model.layers[0](torch.rand(3, 42, generator=seeded(1), dtype=torch.float64)))
+    fast = kept_unit_pass(h, model.layers[1:], model.act, model.p, model.p, [50], seeded(2))
     ref = dense_with_the_same_masks(model, h, model.p, [50], seed=2)
     assert torch.isfinite(fast).all()
     torch.testing.assert_close(fast, ref)
@@ -91,28 +88,28 @@ def test_a_sample_that_keeps_no_unit_gives_the_bias_path() -> None:
 
 def test_attack_samples_share_one_mask_per_sample_evaluation_does_not() -> None:
     model = build("mc_dropout")
-    x = torch.rand(1, 1, 6, 7, generator=_gen(1)).expand(4, 1, 6, 7)  # one image, 4 times
-    per_sample = model.attack_logits(x, 5, generator=_gen(2))  # (S, B, C)
+    x = torch.rand(1, 1, 6, 7, generator=seeded(1)).expand(4, 1, 6, 7)  # one image, 4 times
+    per_sample = model.attack_logits(x, 5, generator=seeded(2))  # (S, B, C)
     # Equal up to the GEMM's rounding: a batched GEMM may round identical rows differently
     # by their position in the batch (it does on AVX-512 machines); another mask differs by
     # orders of magnitude more (the assertions below).
     torch.testing.assert_close(per_sample, per_sample[:, :1].expand_as(per_sample),
                                rtol=0, atol=1e-6)
     assert per_sample.var(0).max() > 1e-3  # the samples still differ
-    assert model.sample_logits(x, 5, generator=_gen(2)).var(1).max() > 1e-3  # a mask per example
+    assert model.sample_logits(x, 5, generator=seeded(2)).var(1).max() > 1e-3  # a mask per example
     other = build("mc_dropout", attack_masks="per_example")
-    torch.testing.assert_close(other.attack_logits(x, 5, generator=_gen(2)),
-                               other.sample_logits(x, 5, generator=_gen(2)), rtol=0, atol=0)
+    torch.testing.assert_close(other.attack_logits(x, 5, generator=seeded(2)),
+                               other.sample_logits(x, 5, generator=seeded(2)), rtol=0, atol=0)
 
 
 def test_attacks_differentiate_the_attack_samples() -> None:
-    from robustbnn.attacks._grad import mc_input_grad
+    from robustbnn.attacks._grad import GradientSettings, mc_input_grad
 
     model = build("mc_dropout")
-    x, y = torch.rand(3, 1, 6, 7, generator=_gen(1)), torch.tensor([0, 3, 6])
-    grad = mc_input_grad(model, x, y, n_samples=4, objective="expected", generator=_gen(2))
+    x, y = torch.rand(3, 1, 6, 7, generator=seeded(1)), torch.tensor([0, 3, 6])
+    grad = mc_input_grad(model, x, y, GradientSettings(4, "expected"), generator=seeded(2))
     xg = x.clone().requires_grad_(True)
-    logits = model.attack_logits(xg, 4, generator=_gen(2))
+    logits = model.attack_logits(xg, 4, generator=seeded(2))
     (want,) = torch.autograd.grad(F.cross_entropy(logits.flatten(0, 1), y.repeat(4),
                                                   reduction="sum") / 4, xg)
     torch.testing.assert_close(grad, want)
@@ -120,16 +117,16 @@ def test_attacks_differentiate_the_attack_samples() -> None:
 
 def test_samples_are_reproducible_and_training_keeps_a_mask_per_example() -> None:
     model = build("mc_dropout")
-    x = torch.rand(1, 1, 6, 7, generator=_gen(1)).expand(6, 1, 6, 7)
-    a = model.attack_logits(x, 3, generator=_gen(2))
-    assert torch.equal(a, model.attack_logits(x, 3, generator=_gen(2)))
-    assert not torch.equal(a, model.attack_logits(x, 3, generator=_gen(4)))
-    logits = model._forward(x, 1, _gen(5), stochastic=True)[0]  # the loss's pass
+    x = torch.rand(1, 1, 6, 7, generator=seeded(1)).expand(6, 1, 6, 7)
+    a = model.attack_logits(x, 3, generator=seeded(2))
+    assert torch.equal(a, model.attack_logits(x, 3, generator=seeded(2)))
+    assert not torch.equal(a, model.attack_logits(x, 3, generator=seeded(4)))
+    logits = model._forward(x, 1, seeded(5), stochastic=True)[0]  # the loss's pass
     assert logits.var(0).max() > 0  # the copies of one image got different masks
 
 
 def test_kept_units_are_sorted_and_padded_with_dropped_units() -> None:
-    index, valid = kept_units(200, 37, 0.5, _gen(0), torch.device("cpu"))
+    index, valid = kept_units(200, 37, 0.5, seeded(0), torch.device("cpu"))
     assert index.shape == valid.shape and index.shape[1] <= 37
     for row, ok in zip(index, valid, strict=True):
         kept = row[ok.bool()]

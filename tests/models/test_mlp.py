@@ -12,13 +12,10 @@ from robustbnn.models import MODELS
 from robustbnn.models._dropout import keep_mask
 from robustbnn.models.mlp import DropoutMLP
 from robustbnn.models.nets import linear_stack
+from tests._helpers import seeded
 from tests._toys import build, draw_dropout_samples, dropout_masks
 
 S, B, C = 3, 5, 7
-
-
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
 
 
 def _plain(model: DropoutMLP, h: torch.Tensor, masks: list[torch.Tensor] | None = None,
@@ -47,8 +44,8 @@ def test_defaults() -> None:
 
 def test_mlp_is_784_400_400_10_with_the_same_init_as_before() -> None:
     spec = MODELS.get("mlp")
-    model = spec.build(spec.config(), (1, 28, 28), 10, _gen(0))
-    reference = linear_stack([784, 400, 400, 10], _gen(0))
+    model = spec.build(spec.config(), (1, 28, 28), 10, seeded(0))
+    reference = linear_stack([784, 400, 400, 10], seeded(0))
     assert len(model.layers) == 3
     for got, want in zip(model.layers, reference, strict=True):
         torch.testing.assert_close(got.weight, want.weight, rtol=0, atol=0)
@@ -58,7 +55,7 @@ def test_mlp_is_784_400_400_10_with_the_same_init_as_before() -> None:
 def test_dropout_predicts_with_the_plain_network() -> None:
     model = build("dropout")
     x = torch.rand(B, 1, 6, 7)
-    out = model.sample_logits(x, S, generator=_gen(0))
+    out = model.sample_logits(x, S, generator=seeded(0))
     want = _plain(model, x.flatten(1))
     for s in range(S):
         torch.testing.assert_close(out[s], want)
@@ -67,20 +64,20 @@ def test_dropout_predicts_with_the_plain_network() -> None:
 def test_dropout_trains_with_inverted_dropout_after_each_hidden_layer() -> None:
     model = build("dropout")
     x, y = torch.rand(B, 1, 6, 7), torch.randint(0, C, (B,))
-    g = _gen(1)
+    g = seeded(1)
     masks = [keep_mask((1, B, 11), 0.5, generator=g), keep_mask((1, B, 13), 0.5, generator=g)]
     want = F.cross_entropy(_plain(model, x.flatten(1), masks)[0], y)
-    torch.testing.assert_close(model.loss(x, y, n_train=10, generator=_gen(1)), want)
-    assert model.loss(x, y, n_train=10, generator=_gen(2)) != want
+    torch.testing.assert_close(model.loss(x, y, n_train=10, generator=seeded(1)), want)
+    assert model.loss(x, y, n_train=10, generator=seeded(2)) != want
 
 
 @pytest.mark.parametrize("mode", ["per_sample", "per_example"])
 def test_mc_dropout_samples_drop_hidden_units_but_not_inputs(mode: str) -> None:
     model = build("mc_dropout")
     x = torch.rand(B, 1, 6, 7)
-    g = _gen(2)
+    g = seeded(2)
     masks = [dropout_masks(mode, S, B, 11, 0.5, g), dropout_masks(mode, S, B, 13, 0.5, g)]
-    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, _gen(2)),
+    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, seeded(2)),
                                _plain(model, x.flatten(1), masks))
 
 
@@ -88,8 +85,8 @@ def test_mc_dropout_samples_drop_hidden_units_but_not_inputs(mode: str) -> None:
 def test_mc_dropout_input_p_drops_pixels(mode: str) -> None:
     model = build("mc_dropout", p=0.0, input_p=0.25)
     x = torch.rand(B, 1, 6, 7)
-    h = x.flatten(1) * dropout_masks(mode, S, B, 42, 0.25, _gen(3)) / 0.75
-    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, _gen(3)),
+    h = x.flatten(1) * dropout_masks(mode, S, B, 42, 0.25, seeded(3)) / 0.75
+    torch.testing.assert_close(draw_dropout_samples(model, mode, x, S, seeded(3)),
                                _plain(model, h))
 
 

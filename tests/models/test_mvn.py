@@ -7,15 +7,12 @@ from torch.distributions import MultivariateNormal, Normal, kl_divergence
 
 from robustbnn.models._matrix_normal import kl_to_standard
 from robustbnn.models.mvn import MVNLayer
+from tests._helpers import seeded
 from tests._toys import build
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _random_mn(r: int = 3, c: int = 4, seed: int = 0):
-    g = _gen(seed)
+    g = seeded(seed)
     mean = torch.randn(r, c, generator=g, dtype=torch.float64)
     log_a = torch.randn(r, generator=g, dtype=torch.float64) * 0.7
     log_b = torch.randn(c, generator=g, dtype=torch.float64) * 0.7 - 0.5
@@ -64,9 +61,9 @@ def test_kl_batched_over_leading_axes() -> None:
 
 
 def _layer(in_dim: int = 4, out_dim: int = 3, seed: int = 0) -> MVNLayer:
-    layer = MVNLayer(in_dim, out_dim, bias=True, log_var_init=-1.0, generator=_gen(seed))
+    layer = MVNLayer(in_dim, out_dim, bias=True, log_var_init=-1.0, generator=seeded(seed))
     with torch.no_grad():
-        g = _gen(seed + 100)
+        g = seeded(seed + 100)
         layer.log_a.add_(torch.randn(layer.log_a.shape, generator=g) * 0.5)
         layer.log_b.add_(torch.randn(layer.log_b.shape, generator=g) * 0.5)
     return layer
@@ -75,7 +72,7 @@ def _layer(in_dim: int = 4, out_dim: int = 3, seed: int = 0) -> MVNLayer:
 def test_weight_samples_have_matrix_normal_moments() -> None:
     layer = _layer()
     with torch.no_grad():
-        w = layer.sample_weight(40_000, _gen(0))  # (S, r, c)
+        w = layer.sample_weight(40_000, seeded(0))  # (S, r, c)
         var = torch.outer(layer.log_a.exp(), layer.log_b.exp())
     assert w.shape == (40_000, 5, 3)
     torch.testing.assert_close(w.mean(0), layer.mean.detach(), atol=4 * var.max().sqrt() / 200,
@@ -86,22 +83,22 @@ def test_weight_samples_have_matrix_normal_moments() -> None:
 def test_forward_is_a_matmul_with_the_sampled_weights() -> None:
     layer = _layer()
     h = torch.randn(6, 4)
-    out, kl = layer(h, 3, _gen(7))
-    w = layer.sample_weight(3, _gen(7))  # the same draws
+    out, kl = layer(h, 3, seeded(7))
+    w = layer.sample_weight(3, seeded(7))  # the same draws
     explicit = torch.cat([h, torch.ones(6, 1)], 1) @ w  # (S, B, c)
     assert out.shape == (3, 6, 3)
     torch.testing.assert_close(out, explicit, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(
         kl, kl_to_standard(layer.mean.square().sum(), layer.log_a, layer.log_b))
     # Each sample's weights act on the whole batch (and on hidden inputs with a sample axis).
-    out2, _ = layer(h.expand(3, 6, 4), 3, _gen(7))
+    out2, _ = layer(h.expand(3, 6, 4), 3, seeded(7))
     torch.testing.assert_close(out2, explicit, rtol=1e-5, atol=1e-5)
 
 
 def test_weights_are_shared_across_the_batch_without_local_reparam() -> None:
     model = build("mvn", local_reparam="none")
     x = torch.rand(1, 1, 6, 7).expand(4, 1, 6, 7)
-    out = model.sample_logits(x, 3, generator=_gen(0))  # (S, B, C)
+    out = model.sample_logits(x, 3, generator=seeded(0))  # (S, B, C)
     torch.testing.assert_close(out, out[:, :1].expand_as(out))
     assert not torch.equal(out[0], out[1])
 
@@ -110,7 +107,7 @@ def test_local_reparam_draws_each_example_independently() -> None:
     model = build("mvn")
     assert model.local_reparam == "all"  # the default: measured faster (benchmarks/README.md)
     x = torch.rand(1, 1, 6, 7).expand(4, 1, 6, 7)
-    out = model.sample_logits(x, 3, generator=_gen(0))  # (S, B, C)
+    out = model.sample_logits(x, 3, generator=seeded(0))  # (S, B, C)
     assert out.shape == (3, 4, 7)
     assert not torch.equal(out[:, 0], out[:, 1])  # identical inputs, own draws
 
@@ -129,8 +126,8 @@ def test_build_from_generator_and_loss_reproducible() -> None:
         if k.endswith("mean"):
             assert not torch.equal(va, vc)
     x, y = torch.rand(5, 1, 6, 7), torch.tensor([0, 1, 2, 3, 6])
-    la = a.loss(x, y, n_train=100, generator=_gen(3))
-    lb = b.loss(x, y, n_train=100, generator=_gen(3))
+    la = a.loss(x, y, n_train=100, generator=seeded(3))
+    lb = b.loss(x, y, n_train=100, generator=seeded(3))
     torch.testing.assert_close(la, lb, rtol=0, atol=0)
     la.backward()
     assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in a.parameters())

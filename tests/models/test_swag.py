@@ -17,18 +17,15 @@ from robustbnn.models.swag import SWAG
 from robustbnn.settings import model_config
 from robustbnn.training import cache
 from robustbnn.training.fit import fit
+from tests._helpers import seeded
 
 S, B, C = 3, 5, 7
 SHAPE = (1, 6, 7)
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _data() -> DataBundle:
     """Two noisy class prototypes per class: learnable, with minibatch noise left over."""
-    gen = _gen(0)
+    gen = seeded(0)
     y = torch.randint(0, C, (96,), generator=gen)
     centres = torch.rand(C, *SHAPE, generator=gen)
     x = (centres[y] + 0.3 * torch.randn(96, *SHAPE, generator=gen)).clamp(0, 1)
@@ -42,7 +39,7 @@ def _trained(epochs: int = 12, rank: int = 4) -> tuple[SWAG, list[torch.Tensor],
     cfg = model_config("swag", ("swag.hidden=(11,13)", f"swag.epochs={epochs}",
                                 f"swag.max_num_models={rank}", "swag.batch_size=16",
                                 "swag.lr=0.01"))
-    model = MODELS.get("swag").build(cfg, SHAPE, C, _gen(0))
+    model = MODELS.get("swag").build(cfg, SHAPE, C, seeded(0))
     snapshots, epochs_seen, hook = [], [], model.on_epoch_end
 
     def record(epoch: int, *, generator: torch.Generator | None = None) -> None:
@@ -53,7 +50,7 @@ def _trained(epochs: int = 12, rank: int = 4) -> tuple[SWAG, list[torch.Tensor],
             epochs_seen.append(epoch)
 
     model.on_epoch_end = record
-    report = fit(model, cfg, _data(), name="swag", generator=_gen(1), progress=False)
+    report = fit(model, cfg, _data(), name="swag", generator=seeded(1), progress=False)
     del model.on_epoch_end
     assert report.best_epoch == epochs  # selection="last": the moments are not rolled back
     return model, snapshots, epochs_seen
@@ -104,7 +101,7 @@ def test_buffers_equal_a_brute_force_recomputation(trained) -> None:
 def test_sample_mean_and_variance_approach_the_swag_gaussian(trained) -> None:
     model, _, _ = trained
     n = 20_000
-    draws = model.sample_weights(n, generator=_gen(2)).double()  # (N, P)
+    draws = model.sample_weights(n, generator=seeded(2)).double()  # (N, P)
     sd = _total_var(model).double().sqrt()
     moving = sd > 1e-6  # weights that never moved (dead units) have only var_clamp's 1e-15
     assert moving.float().mean() > 0.5
@@ -124,7 +121,7 @@ def test_low_rank_part_spans_the_collected_deviations(rank: int, want: int) -> N
     assert torch.linalg.matrix_rank(model.deviations.double()) == want
     low_rank = copy.deepcopy(model)
     low_rank.swa_sq_mean.copy_(low_rank.swa_mean.square())  # no diagonal part
-    centred = (low_rank.sample_weights(200, generator=_gen(3)) - model.swa_mean).double()
+    centred = (low_rank.sample_weights(200, generator=seeded(3)) - model.swa_mean).double()
     assert torch.linalg.matrix_rank(centred, rtol=1e-4) == want
     basis = torch.linalg.qr(model.deviations[:stored].double().T).Q  # (P, stored)
     residual = centred - centred @ basis @ basis.T
@@ -141,8 +138,8 @@ def _weight_sampler(model: SWAG) -> SWAG:
 def test_sample_logits_is_the_mlp_at_sampled_weights(trained) -> None:
     model = _weight_sampler(trained[0])
     x = torch.rand(B, *SHAPE)
-    out = model.sample_logits(x, S, generator=_gen(4))
-    draws = model.sample_weights(S, generator=_gen(4))
+    out = model.sample_logits(x, S, generator=seeded(4))
+    draws = model.sample_weights(S, generator=seeded(4))
     net = copy.deepcopy(model.net)
     for s in range(S):
         vector_to_parameters(draws[s], net.parameters())
@@ -154,11 +151,11 @@ def test_samples_vary_reproduce_and_leave_the_state_alone(trained) -> None:
     x = torch.rand(B, *SHAPE, requires_grad=True)
     before = {k: v.clone() for k, v in model.state_dict().items()}
     model.eval()
-    a = model.sample_logits(x, S, generator=_gen(5))
+    a = model.sample_logits(x, S, generator=seeded(5))
     model.train()
-    b = model.sample_logits(x, S, generator=_gen(5))
+    b = model.sample_logits(x, S, generator=seeded(5))
     torch.testing.assert_close(a, b, rtol=0, atol=0)
-    assert not torch.equal(a, model.sample_logits(x, S, generator=_gen(6)))
+    assert not torch.equal(a, model.sample_logits(x, S, generator=seeded(6)))
     assert not torch.equal(a[0], a[1])
     a.logsumexp(-1).sum().backward()
     assert x.grad is not None and x.grad.abs().sum() > 0
@@ -172,8 +169,8 @@ def test_samples_are_drawn_block_by_block(trained, monkeypatch) -> None:
     model = _weight_sampler(trained[0])
     x = torch.rand(B, *SHAPE)
     monkeypatch.setattr(swag, "WEIGHT_FLOATS", model.swa_mean.numel() * 3)  # blocks of 3
-    out = model.sample_logits(x, 8, generator=_gen(7))
-    g = _gen(7)
+    out = model.sample_logits(x, 8, generator=seeded(7))
+    g = seeded(7)
     draws = torch.cat([model.sample_weights(n, generator=g) for n in (3, 3, 2)])
     net = copy.deepcopy(model.net)
     for s in range(8):
@@ -188,10 +185,10 @@ def test_first_layer_output_sampling_has_the_weight_sampling_law(trained,
 
     model, _, _ = trained
     assert model.local_reparam == "first" and model.rank == 4
-    x = torch.rand(3, *SHAPE, generator=_gen(1))
+    x = torch.rand(3, *SHAPE, generator=seeded(1))
     with torch.no_grad():
-        ref = _weight_sampler(model).sample_logits(x, 4000, generator=_gen(3))
-        fast = torch.cat([model.sample_logits(x, n_samples, generator=_gen(10 + i))
+        ref = _weight_sampler(model).sample_logits(x, 4000, generator=seeded(3))
+        fast = torch.cat([model.sample_logits(x, n_samples, generator=seeded(10 + i))
                           for i in range(4000 // n_samples)])
     assert fast.shape == ref.shape == (4000, 3, C)
     assert fast.double().var(0).min() > 1e-4, "the test needs visible posterior noise"
@@ -202,20 +199,20 @@ def test_the_check_catches_first_layer_sampling_without_its_low_rank_part(traine
     from tests.models.test_fast_sampling import assert_same_distribution
 
     model = copy.deepcopy(trained[0])
-    x = torch.rand(3, *SHAPE, generator=_gen(1))
+    x = torch.rand(3, *SHAPE, generator=seeded(1))
     with torch.no_grad():
-        ref = _weight_sampler(model).sample_logits(x, 4000, generator=_gen(3))
+        ref = _weight_sampler(model).sample_logits(x, 4000, generator=seeded(3))
         model.deviations[:, : model._numels[0] + model._numels[1]] = 0  # drop D̂₁ only
-        broken = model.sample_logits(x, 4000, generator=_gen(4))
+        broken = model.sample_logits(x, 4000, generator=seeded(4))
     with pytest.raises(AssertionError, match="variance ratios|standard errors"):
         assert_same_distribution(broken, ref)
 
 
 def test_before_any_collection_samples_are_the_current_weights() -> None:
     model = MODELS.get("swag").build(model_config("swag", ("swag.hidden=(11,13)",)), SHAPE, C,
-                                     _gen(0))
+                                     seeded(0))
     x = torch.rand(B, *SHAPE)
-    out = model.sample_logits(x, S, generator=_gen(0))
+    out = model.sample_logits(x, S, generator=seeded(0))
     for s in range(S):
         torch.testing.assert_close(out[s], model.net.sample_logits(x, 1)[0], rtol=0, atol=0)
 
@@ -225,14 +222,14 @@ def test_cache_round_trip_keeps_the_moments(trained, tmp_path) -> None:
     cache.save(tmp_path, "swag", "k", model, {})
     cfg = model_config("swag", ("swag.hidden=(11,13)", "swag.epochs=12",
                                 "swag.max_num_models=4"))
-    fresh = MODELS.get("swag").build(cfg, SHAPE, C, _gen(9))
+    fresh = MODELS.get("swag").build(cfg, SHAPE, C, seeded(9))
     assert cache.load(tmp_path, "swag", "k", fresh) is not None
     x = torch.rand(B, *SHAPE)
-    torch.testing.assert_close(fresh.sample_logits(x, S, generator=_gen(8)),
-                               model.sample_logits(x, S, generator=_gen(8)), rtol=0, atol=0)
+    torch.testing.assert_close(fresh.sample_logits(x, S, generator=seeded(8)),
+                               model.sample_logits(x, S, generator=seeded(8)), rtol=0, atol=0)
 
 
 def test_swa_start_outside_the_unit_interval_is_one_clear_error() -> None:
     cfg = dataclasses.replace(MODELS.get("swag").config(), swa_start=1.0)
     with pytest.raises(ConfigError, match=r"swa_start .* \[0, 1\), got 1.0"):
-        MODELS.get("swag").build(cfg, SHAPE, C, _gen(0))
+        MODELS.get("swag").build(cfg, SHAPE, C, seeded(0))

@@ -15,18 +15,15 @@ from robustbnn.models.temperature_scaled import TemperatureScaled, fit_log_tempe
 from robustbnn.settings import model_config
 from robustbnn.training import cache
 from robustbnn.training.fit import fit
+from tests._helpers import seeded
 
 SETTINGS = ("temperature_scaled.hidden=(64,)", "temperature_scaled.epochs=40",
             "temperature_scaled.batch_size=32", "temperature_scaled.selection=last")
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _build(seed: int = 0) -> TemperatureScaled:
     return MODELS.get("temperature_scaled").build(model_config("temperature_scaled", SETTINGS),
-                                                  (1, 28, 28), 10, _gen(seed))
+                                                  (1, 28, 28), 10, seeded(seed))
 
 
 def _nll_and_pred(model: TemperatureScaled, split: Split) -> tuple[float, torch.Tensor]:
@@ -53,7 +50,7 @@ def fitted() -> tuple[TemperatureScaled, DataBundle, float, torch.Tensor]:
 
         model.after_fit = record
         fit(model, model_config("temperature_scaled", SETTINGS), data, name="temperature_scaled",
-            stochastic=False, generator=_gen(1), progress=False)
+            stochastic=False, generator=seeded(1), progress=False)
         del model.after_fit
     nll, pred = before["val"]
     return model, data, nll, pred
@@ -103,7 +100,7 @@ def test_temperature_survives_a_cache_round_trip(fitted, tmp_path) -> None:
 
 
 def test_recovers_the_temperature_of_sharpened_calibrated_logits() -> None:
-    gen = _gen(2)
+    gen = seeded(2)
     calibrated = 2 * torch.randn(20_000, 5, generator=gen)
     y = torch.multinomial(calibrated.softmax(-1), 1, generator=gen).squeeze(1)
     assert fit_log_temperature(3 * calibrated, y).exp().item() == pytest.approx(3, rel=0.03)

@@ -9,6 +9,7 @@ in-process tests and on ``PYTHONPATH`` for subprocesses, and forgets the registr
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -70,14 +71,15 @@ def registries() -> list:
 
 def installed(monkeypatch: pytest.MonkeyPatch) -> Iterator[ThirdParty]:
     """The body of the ``thirdparty`` fixture: install, yield, uninstall."""
-    for registry in registries():
-        monkeypatch.setattr(registry, "_items", dict(registry._items))
     _forget_modules()
     monkeypatch.syspath_prepend(str(FOLDER))  # also invalidates the import caches
     tp = ThirdParty()
     monkeypatch.setenv("PYTHONPATH", tp.env()["PYTHONPATH"])
     try:
-        yield tp
+        with contextlib.ExitStack() as stack:
+            for registry in registries():
+                stack.enter_context(registry.sandbox())
+            yield tp
     finally:
         _forget_modules()
 

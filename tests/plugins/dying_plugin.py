@@ -6,10 +6,9 @@ import dataclasses
 import multiprocessing
 import os
 
-import torch
-
 from robustbnn.config import TrainConfig
-from robustbnn.models import MODELS, BayesianModule, ModelSpec
+from robustbnn.models import MODELS, ModelSpec
+from tests.plugins._linear import ZeroLinear
 
 
 @dataclasses.dataclass(frozen=True)
@@ -17,16 +16,8 @@ class DyingConfig(TrainConfig):
     pass
 
 
-class Dying(BayesianModule):
-    """A linear classifier whose loss ends its process."""
-
-    def __init__(self, cfg, input_shape, num_classes, generator):
-        super().__init__()
-        self.num_classes = num_classes
-        self.w = torch.nn.Parameter(torch.zeros(torch.Size(input_shape).numel(), num_classes))
-
-    def sample_logits(self, x, n_samples, *, generator=None):
-        return (x.flatten(1) @ self.w).expand(n_samples, -1, -1)
+class Dying(ZeroLinear):
+    """A linear classifier whose training ends its process."""
 
     def loss(self, x, y, *, n_train, generator=None, batch=(0, 1)):
         self.n_train = n_train

@@ -2,10 +2,9 @@
 
 import dataclasses
 
-import torch
-
 from robustbnn.config import TrainConfig
-from robustbnn.models import MODELS, BayesianModule, ModelSpec
+from robustbnn.models import MODELS, ModelSpec
+from tests.plugins._linear import ZeroLinear
 
 
 @dataclasses.dataclass(frozen=True)
@@ -13,16 +12,8 @@ class FailingConfig(TrainConfig):
     pass
 
 
-class Failing(BayesianModule):
+class Failing(ZeroLinear):
     """A linear classifier whose loss raises, as a buggy plug-in would."""
-
-    def __init__(self, cfg, input_shape, num_classes, generator):
-        super().__init__()
-        self.num_classes = num_classes
-        self.w = torch.nn.Parameter(torch.zeros(torch.Size(input_shape).numel(), num_classes))
-
-    def sample_logits(self, x, n_samples, *, generator=None):
-        return (x.flatten(1) @ self.w).expand(n_samples, -1, -1)
 
     def loss(self, x, y, *, n_train, generator=None, batch=(0, 1)):
         raise RuntimeError("plug-in bug: loss not implemented")

@@ -147,6 +147,7 @@ def test_attack_tables_cover_pgd_and_plugin_attacks() -> None:
     assert "FGSM" not in md.split("\n## ", 1)[1]  # no FGSM rows, no FGSM table
 
 
+@pytest.mark.bench
 def test_render_draws_one_accuracy_figure_per_attack_task(tmp_path: Path) -> None:
     from robustbnn.report.render import render
 

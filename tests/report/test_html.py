@@ -27,10 +27,11 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 def script_plugin(monkeypatch: pytest.MonkeyPatch):
     """Load the markup-named plug-in and forget it afterwards."""
     monkeypatch.delitem(sys.modules, "tests.plugins.script_plugin", raising=False)
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
-    yield "tests.plugins.script_plugin"
+    with MODELS.sandbox():
+        yield "tests.plugins.script_plugin"
 
 
+@pytest.mark.bench
 def test_a_plugin_name_with_script_is_escaped(script_plugin: str, tmp_path: Path) -> None:
     from tests.plugins.script_plugin import NAME
 
@@ -45,6 +46,7 @@ def test_a_plugin_name_with_script_is_escaped(script_plugin: str, tmp_path: Path
     assert (out / "figures" / f"attack_{safe_name(NAME)}.png").is_file()  # a safe file name
 
 
+@pytest.mark.bench
 def test_the_page_is_self_contained(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", rows("a") + rows("b", acc=0.5))
     render([run], run)
@@ -54,6 +56,7 @@ def test_the_page_is_self_contained(tmp_path: Path) -> None:
     assert 'href="figures/attack_a.png"' in page  # every other figure is linked
 
 
+@pytest.mark.bench
 def test_chromium_shows_the_headline_figures_inline(browser, tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", rows("a") + rows("b", acc=0.5))
     render([run], run)
@@ -92,6 +95,7 @@ def _models(browser) -> list[str]:  # noqa: ANN001
     return [c.text for c in cells]
 
 
+@pytest.mark.bench
 def test_chromium_renders_one_row_per_model_and_sorts_on_click(browser, tmp_path: Path) -> None:
     run = write_run(tmp_path / "run",
                     rows("a", acc=0.95, nll=0.5) + rows("b", acc=0.90, nll=0.1)
@@ -111,6 +115,7 @@ def test_chromium_renders_one_row_per_model_and_sorts_on_click(browser, tmp_path
     assert (tmp_path / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.bench
 def test_chromium_shows_the_committed_leaderboard(browser) -> None:
     reports = Path(__file__).resolve().parents[2] / "reports"
     committed = json.loads((reports / "leaderboard.json").read_text())
@@ -121,6 +126,7 @@ def test_chromium_shows_the_committed_leaderboard(browser) -> None:
     assert _models(browser) == sorted(auroc, key=lambda m: -auroc[m])
 
 
+@pytest.mark.bench
 def test_chromium_shows_the_default_leaderboard_with_its_headline_figures(browser) -> None:
     reports = Path(__file__).resolve().parents[2] / "reports" / "default"
     committed = json.loads((reports / "leaderboard.json").read_text())

@@ -22,6 +22,7 @@ def _names(folder: Path) -> set[str]:
     return {p.name for p in folder.iterdir()}
 
 
+@pytest.mark.bench
 def test_only_files_of_the_previous_render_are_removed(tmp_path: Path) -> None:
     out = tmp_path / "out"
     render([write_run(tmp_path / "ab", rows("a") + rows("b"))], out)
@@ -50,6 +51,7 @@ def test_stale_ood_tables_go_when_the_results_have_no_ood_rows(tmp_path: Path) -
     assert "ood.md" not in (out / "leaderboard.html").read_text()
 
 
+@pytest.mark.bench
 def test_no_figures_keeps_the_earlier_figures(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", rows("a"))
     render([run], run)
@@ -70,6 +72,7 @@ def test_a_forged_manifest_deletes_nothing_the_renderer_cannot_write(tmp_path: P
     assert (run / "results.jsonl").is_file() and (run / "run.json").is_file()
 
 
+@pytest.mark.bench
 def test_concurrent_renders_of_one_folder_all_succeed(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", rows("a"))
     out = tmp_path / "out"
@@ -99,6 +102,7 @@ def _tree(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("model", ["../../x/pwned", "a/b", "/abs/evil", "..\\win"])
 def test_a_model_name_never_writes_outside_the_folders(tmp_path: Path, model: str) -> None:
     deep = tmp_path / "d1" / "d2"
@@ -118,6 +122,7 @@ def test_a_model_name_never_writes_outside_the_folders(tmp_path: Path, model: st
     assert [r["model"] for r in board["rows"]] == [model]  # the data keeps the real name
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("model", ["", ".", ".."])
 def test_a_model_name_that_cannot_name_a_file_is_refused(tmp_path: Path, model: str) -> None:
     run = write_run(tmp_path / "run", rows(model))

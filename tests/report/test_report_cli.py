@@ -32,6 +32,7 @@ def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err[0]
 
 
+@pytest.mark.bench
 def test_report_reproduces_the_bench_outputs_byte_for_byte(smoke_run: Path,
                                                            tmp_path: Path) -> None:
     stored = tmp_path / "stored"
@@ -47,6 +48,7 @@ def test_report_reproduces_the_bench_outputs_byte_for_byte(smoke_run: Path,
     assert {"ood_mlp.png", "attack_mc_dropout.png", "fgsm_accuracy.png"} <= set(figures)
 
 
+@pytest.mark.bench
 def test_report_into_another_folder_leaves_the_run_alone(smoke_run: Path,
                                                          tmp_path: Path) -> None:
     before = {p: p.stat().st_mtime_ns for p in smoke_run.rglob("*")}
@@ -56,6 +58,7 @@ def test_report_into_another_folder_leaves_the_run_alone(smoke_run: Path,
     assert {p: p.stat().st_mtime_ns for p in smoke_run.rglob("*")} == before
 
 
+@pytest.mark.bench
 def test_smoke_leaderboard_has_the_cost_and_legend(smoke_run: Path) -> None:
     board = json.loads((smoke_run / "leaderboard.json").read_text())
     assert [r["model"] for r in board["rows"]] == ["mlp", "mc_dropout"]  # by clean accuracy
@@ -68,6 +71,7 @@ def test_smoke_leaderboard_has_the_cost_and_legend(smoke_run: Path) -> None:
     assert md.startswith("# robustbnn leaderboard\n\nSorted by clean acc (higher is better")
 
 
+@pytest.mark.bench
 def test_report_sorts_by_any_column(smoke_run: Path, tmp_path: Path) -> None:
     assert main(["report", "--quiet", str(smoke_run), "--out", str(tmp_path),
                  "--sort", "clean_nll", "--no-figures"]) == 0
@@ -77,6 +81,7 @@ def test_report_sorts_by_any_column(smoke_run: Path, tmp_path: Path) -> None:
     assert "Sorted by NLL (lower is better" in (tmp_path / "leaderboard.md").read_text()
 
 
+@pytest.mark.bench
 def test_several_runs_combine_as_mean_and_std(tmp_path: Path) -> None:
     write_run(tmp_path / "s0", rows("m", seed=0, acc=0.9), seed=0)
     write_run(tmp_path / "s1", rows("m", seed=1, acc=0.7), seed=1)

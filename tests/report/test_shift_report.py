@@ -29,9 +29,9 @@ def _rotated(angle: float, model: str, seed: int) -> float:
 def shift_rows(model: str, *, seed: int = 0, kinds: tuple[str, ...] = N.SHIFTS) -> list[Result]:
     out = []
     base = {"S_eval": 4, "n": 50}
-    if N.SHIFT_ROTATED in kinds:
+    if N.ShiftKind.ROTATED in kinds:
         for angle in ANGLES:
-            knobs = setting(shift=N.SHIFT_ROTATED, angle=angle, **base)
+            knobs = setting(shift=N.ShiftKind.ROTATED, angle=angle, **base)
             acc = _rotated(angle, model, seed)
             out += [Result(model, seed, N.SHIFT, "toy", knobs, "", N.ACCURACY, acc),
                     Result(model, seed, N.SHIFT, "toy", knobs, "", N.ECE, 0.01 + angle / 1000),
@@ -39,14 +39,14 @@ def shift_rows(model: str, *, seed: int = 0, kinds: tuple[str, ...] = N.SHIFTS) 
                     Result(model, seed, N.SHIFT, "toy", knobs, "", N.BRIER, 1 - acc),
                     Result(model, seed, N.SHIFT, "toy", knobs, "predictive_entropy",
                            N.MEAN_UNCERTAINTY, 0.1 + angle / 90)]
-    if N.SHIFT_CORRUPTED in kinds:
+    if N.ShiftKind.CORRUPTED in kinds:
         for i, name in enumerate(CORRUPTIONS):
-            knobs = setting(shift=N.SHIFT_CORRUPTED, corruption=name, **base)
+            knobs = setting(shift=N.ShiftKind.CORRUPTED, corruption=name, **base)
             out += [Result(model, seed, N.SHIFT, "toy", knobs, "", N.ACCURACY, 0.9 - 0.2 * i),
                     Result(model, seed, N.SHIFT, "toy", knobs, "", N.ECE, 0.05 * (i + 1)),
                     Result(model, seed, N.SHIFT, "toy", knobs, "predictive_entropy",
                            N.MEAN_UNCERTAINTY, 0.3 + i)]
-    for shift, (low, high) in ((N.SHIFT_NONE, (40, 60)), (N.SHIFT_CORRUPTED, (90, 60))):
+    for shift, (low, high) in ((N.ShiftKind.NONE, (40, 60)), (N.ShiftKind.CORRUPTED, (90, 60))):
         for b, count in ((3, low), (14, high)):
             knobs = setting(shift=shift, S_eval=4, bin=b, n_bins=15)
             out += [Result(model, seed, N.RELIABILITY, "toy", knobs, "", N.COUNT, count),
@@ -104,10 +104,10 @@ def test_shift_columns_are_the_area_under_accuracy_and_means_over_corruptions() 
 
 
 def test_one_kind_alone_gives_its_columns_only() -> None:
-    frame = _frame(rows("a") + shift_rows("a", kinds=(N.SHIFT_ROTATED,)))
+    frame = _frame(rows("a") + shift_rows("a", kinds=(N.ShiftKind.ROTATED,)))
     keys = [c.key for c in compute_columns(frame)[0]]
     assert "rotated_accuracy_auc" in keys and "corrupted_accuracy_mean" not in keys
-    frame = _frame(rows("a") + shift_rows("a", kinds=(N.SHIFT_CORRUPTED,)))
+    frame = _frame(rows("a") + shift_rows("a", kinds=(N.ShiftKind.CORRUPTED,)))
     keys = [c.key for c in compute_columns(frame)[0]]
     assert "corrupted_accuracy_mean" in keys and "rotated_accuracy_auc" not in keys
     assert shift_markdown(_frame(rows("a"))) is None
@@ -139,12 +139,13 @@ def test_two_runs_give_mean_and_sample_std_in_shift_md() -> None:
 def test_reliability_frame_averages_bins_over_runs_and_keeps_empty_bins() -> None:
     frame = _frame(shift_rows("a", seed=0) + shift_rows("a", seed=1), runs=2)
     table = reliability_frame(frame)
-    clean = table[(table[N.SHIFT] == N.SHIFT_NONE)].set_index(N.BIN)
+    clean = table[(table[N.SHIFT] == N.ShiftKind.NONE)].set_index(N.BIN)
     assert sorted(clean.index) == [3, 7, 14]
     assert clean.loc[3, N.COUNT] == 40 and clean.loc[3, N.ACCURACY] == 0.5
     assert clean.loc[7, N.COUNT] == 0 and pd.isna(clean.loc[7, N.CONFIDENCE])
 
 
+@pytest.mark.bench
 def test_render_writes_shift_md_figures_and_legend(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", rows("a") + shift_rows("a") + rows("b") + shift_rows("b"))
     render([run], tmp_path / "out")

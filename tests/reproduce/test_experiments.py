@@ -2,19 +2,32 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from typing import Any
+
 import pytest
 
-from robustbnn.report.protocol import run_fields_of
+from robustbnn.bench import check_names
+from robustbnn.bench_config import BenchConfig
+from robustbnn.report.protocol import run_fields
 from robustbnn.report.published import differences
 from robustbnn.reproduce import BUDGETS, EXPERIMENTS
 from robustbnn.reproduce.report import budget_changes
-from robustbnn.run.context import RunSpec
-from robustbnn.run.plan import check_names
+from robustbnn.settings import model_config
 
 NAMES = EXPERIMENTS.names()
 # Experiments whose default variant claims the paper's protocol for every published number
 # (bhn_table2's PR on Omniglot/CIFAR aside: the counts the data root holds differ).
 ON_PROTOCOL = ("bhn_table2", "bhn_table1_mnist5000", "bbb_tutorial_noise", "bhn_table3")
+
+
+def run_fields_of(cfg: BenchConfig, model: str) -> dict[str, Any]:
+    """The protocol fields a run of ``cfg`` would record for ``model`` (its config as in
+    ``run.json``), without running it."""
+    mcfg = model_config(model, cfg.overrides, cfg.shrink)
+    recorded = json.loads(json.dumps(dataclasses.asdict(mcfg), default=str))
+    return run_fields(dataclasses.asdict(cfg), recorded)
 
 
 def test_the_issue_s_experiments_are_registered() -> None:
@@ -32,12 +45,13 @@ def test_runs_exist_for_every_budget_and_variant_with_unique_labels(name: str) -
             labels = [r.label for r in runs]
             assert labels and len(set(labels)) == len(labels)
             for run in runs:
-                check_names(RunSpec(run.config, None, False, "cpu", "/nonexistent"))
+                check_names(run.config.check())
         full = {r.label for r in exp.runs("full", variant)}
         for c in exp.compares(variant):
             assert c.run in full, f"{name}: compare {c.row}/{c.column} reads unknown run {c.run}"
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("name", NAMES)
 def test_the_ci_budget_shrinks_epochs_never_the_protocol(name: str) -> None:
     exp = EXPERIMENTS.get(name)
@@ -46,6 +60,7 @@ def test_the_ci_budget_shrinks_epochs_never_the_protocol(name: str) -> None:
             assert ": epochs " in change, f"{name} ci changes more than epochs: {change}"
 
 
+@pytest.mark.bench
 @pytest.mark.parametrize("name", ON_PROTOCOL)
 @pytest.mark.parametrize("budget", BUDGETS)
 def test_runs_follow_the_published_protocol(name: str, budget: str) -> None:

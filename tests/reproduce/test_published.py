@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.models import MODELS
 from robustbnn.report.published import differences, find, table, tables
 from robustbnn.results.names import KNOBS
-from robustbnn.suites import BenchConfig
 
 BENCH_FIELDS = {f.name for f in dataclasses.fields(BenchConfig)}
 MODEL_FIELDS = {f.name for n in MODELS.names() for f in dataclasses.fields(MODELS.get(n).config)}

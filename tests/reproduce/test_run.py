@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from robustbnn.bench import BenchOptions
+from robustbnn.bench_config import BenchConfig
 from robustbnn.cli import main
 from robustbnn.report.published import Entry
 from robustbnn.reproduce import Compare, Experiment, Figure, ReproduceOptions, Run, reproduce
-from robustbnn.suites import BenchConfig
 
 TINY = BenchConfig(models=("mlp",), overrides=("*.hidden=(16,)", "*.epochs=1"), n_train=200,
                    n_test=100, s_eval=2, s_attack=(1,), eps=(0.1, 0.2), attacks=("fgsm",),
@@ -43,6 +43,7 @@ def _experiment() -> Experiment:
                       figures=(Figure("acc", "accuracy", "fgsm", "accuracy", "eps"),))
 
 
+@pytest.mark.bench
 def test_reproduce_writes_ours_beside_published_with_delta_only_on_protocol(
         tmp_path: Path) -> None:
     opts = ReproduceOptions(budget="ci", out_dir=tmp_path / "out", runs_dir=tmp_path / "runs",

@@ -12,13 +12,14 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from robustbnn.bench import finished_cells
 from robustbnn.run import runner
+from robustbnn.run.assemble import finished_cells
+from robustbnn.run.cell_file import CellMissing
 from robustbnn.run.cells import Cell, CellOutcome
 from robustbnn.run.executors import LocalExecutor
 from robustbnn.run.plan import Plan
 from robustbnn.run.runner import RunReport, run_plan
-from robustbnn.run.store import CellMissing, CellStore
+from robustbnn.run.store import CellStore
 
 CELL = Cell("clean", "mlp", {"n": 3}, label="clean mlp")
 ROWS = [{"model": "mlp", "metric": "accuracy", "value": 0.615}]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from PIL import Image
 
 from tests.run._grid import bench_cmd, run
@@ -36,6 +37,7 @@ def _counts(stderr: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@pytest.mark.bench
 def test_replacing_one_image_of_a_folder_set_recomputes_exactly_its_cells(
         tmp_path: Path) -> None:
     folder = tmp_path / "letters"
@@ -67,6 +69,7 @@ def test_replacing_one_image_of_a_folder_set_recomputes_exactly_its_cells(
                                   before[kept].reset_index(drop=True))
 
 
+@pytest.mark.bench
 def test_a_plug_in_measure_adds_its_rows_and_reuses_every_other_cell(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = ("--models", "mlp", "--ood", "uniform,gaussian", "--robustness", "none",

@@ -31,10 +31,10 @@ SMALL = ("--attacks", "fgsm", "--robustness", "none", "--shift", "none", "--ood"
 
 @pytest.fixture
 def bad_models(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
-    """The broken models registered in a registry copy, so nothing leaks out."""
-    monkeypatch.setattr(MODELS, "_items", dict(MODELS._items))
+    """The broken models registered in a registry sandbox, so nothing leaks out."""
     monkeypatch.delitem(sys.modules, PLUGIN, raising=False)
-    return importlib.import_module(PLUGIN)
+    with MODELS.sandbox():
+        yield importlib.import_module(PLUGIN)
 
 
 def _bench(out: Path, models: str, *extra: str) -> list[str]:
@@ -42,6 +42,7 @@ def _bench(out: Path, models: str, *extra: str) -> list[str]:
             "--jobs", "1", "--quiet", "--out", str(out), *SMALL, *extra]
 
 
+@pytest.mark.bench
 def test_each_model_gets_a_contract_cell_that_enters_no_id() -> None:
     cfg = SUITES.get("smoke")
     plan = build_plan(make_spec(cfg, BenchOptions(out_dir=Path("unused"))))
@@ -57,6 +58,7 @@ def test_each_model_gets_a_contract_cell_that_enters_no_id() -> None:
         assert not {g.id for g in gates.values()} & set(cell.deps)
 
 
+@pytest.mark.bench
 def test_bench_refuses_the_four_broken_models_and_scores_mlp(
         bad_models, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     out = tmp_path / "out"
@@ -86,9 +88,9 @@ def test_bench_refuses_the_four_broken_models_and_scores_mlp(
     assert set(csv.loc[csv["refused"] != "", "model"]) == set(BROKEN)
 
 
+@pytest.mark.bench
 def test_every_model_refused_is_said_and_a_fixed_model_is_cleared(
-        bad_models, tmp_path: Path, capsys: pytest.CaptureFixture[str],  # noqa: ANN001
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        bad_models, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
     out = tmp_path / "out"
     assert main(_bench(out, "bad_probabilities")) == 1
     err = capsys.readouterr().err.strip().splitlines()
@@ -96,10 +98,9 @@ def test_every_model_refused_is_said_and_a_fixed_model_is_cleared(
                        "contract, so no results or reports were written")
     assert not (out / "leaderboard.md").exists()
     # Fixed (same name, config and code identity): the contract reruns, passes, and scores.
-    spec = MODELS.get("bad_probabilities")
-    monkeypatch.setitem(MODELS._items, "bad_probabilities",
-                        dataclasses.replace(spec, build=bad_models.Noisy))
-    assert main(_bench(out, "bad_probabilities")) == 0
+    fixed = dataclasses.replace(MODELS.get("bad_probabilities"), build=bad_models.Noisy)
+    with MODELS.temporary("bad_probabilities", fixed, replace=True):
+        assert main(_bench(out, "bad_probabilities")) == 0
     board = json.loads((out / "leaderboard.json").read_text())
     assert [r["model"] for r in board["rows"]] == ["bad_probabilities"]
     assert "refused" not in board

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from robustbnn.cli import _failure_summary
+from robustbnn.cli.bench import failure_summary
 from robustbnn.run.cells import Cell
 from robustbnn.run.runner import RunReport
 
@@ -24,7 +24,7 @@ def test_each_failed_cell_counts_only_its_own_dependents() -> None:
                               plan=SimpleNamespace(by_id=lambda: cells))
     tail = ("the 1 finished cell(s) are kept in out/cells/, so rerunning the same command "
             "retries only what did not finish\n")
-    assert _failure_summary(outcome, Path("out")) == (
+    assert failure_summary(outcome, Path("out")) == (
         "robustbnn: error: cell 'train a' failed (RuntimeError: x); 2 cell(s) depending on it "
         f"did not run; {tail}"
         "robustbnn: error: cell 'train b' failed (RuntimeError: y); 1 cell(s) depending on it "

@@ -16,6 +16,7 @@ def _smoke(out: Path, *extra: str) -> list[str]:
     return ["bench", "--suite", "smoke", "--no-cache", "--out", str(out), *extra]
 
 
+@pytest.mark.bench
 def test_failing_plugin_cell_is_reported_and_the_rest_kept(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
@@ -37,6 +38,7 @@ def test_failing_plugin_cell_is_reported_and_the_rest_kept(
     assert (out / "leaderboard.md").is_file()
 
 
+@pytest.mark.bench
 def test_a_second_configuration_is_refused_then_overwrites(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import types
 
+import pytest
 import torch
 from torch import nn
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.config import TrainConfig
 from robustbnn.models import MODELS, ModelSpec
 from robustbnn.run import context as context_module
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec
 from robustbnn.training import fit_or_load as train_module
-from robustbnn.suites import BenchConfig
 from robustbnn.training.fit import FitReport
 
 
@@ -30,6 +31,7 @@ class _Fake(nn.Module):
         return self
 
 
+@pytest.mark.bench
 def test_init_generator_is_cpu_and_training_generator_is_on_the_run_device(monkeypatch) -> None:
     received: dict[str, torch.device] = {}
 
@@ -40,7 +42,7 @@ def test_init_generator_is_cpu_and_training_generator_is_on_the_run_device(monke
         received["build"] = generator.device
         return _Fake()
 
-    def fit(model, cfg, data, *, name, stochastic, generator, progress):
+    def fit(model, cfg, data, *, name, generator, progress):
         received["fit"] = generator.device
         return FitReport(0, 0, 0.0, 0.0, ())
 
@@ -48,12 +50,9 @@ def test_init_generator_is_cpu_and_training_generator_is_on_the_run_device(monke
     monkeypatch.setattr(train_module, "fit", fit)
     data = types.SimpleNamespace(train=types.SimpleNamespace(x=torch.zeros(4, 1, 5, 6)),
                                  num_classes=3, fingerprint="toy")
-    MODELS.register("_fake_device_model", ModelSpec(build, TrainConfig, "fake", "test"))
-    try:
-        model, _ = train_module.fit_or_load("_fake_device_model", TrainConfig(), data,
-                                            seed=0, device=torch.device("cuda"), cache_dir=None)
-    finally:
-        MODELS._items.pop("_fake_device_model")  # noqa: SLF001 - undo the test's registration
+    with MODELS.temporary("_fake_device_model", ModelSpec(build, TrainConfig, "fake", "test")):
+        setup = train_module.TrainSetup(0, torch.device("cuda"), None)
+        model, _ = train_module.fit_or_load("_fake_device_model", TrainConfig(), data, setup)
     assert received == {"build": torch.device("cpu"), "fit": torch.device("cuda")}
     assert model.moved_to == torch.device("cuda")
 

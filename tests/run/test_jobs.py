@@ -12,6 +12,9 @@ import torch
 
 import robustbnn.cli as cli
 from robustbnn.bench import JOBS_ENV, MAX_AUTO_JOBS, auto_jobs
+from robustbnn.cli.args import jobs_arg
+from robustbnn.cli.bench import bench_options
+from robustbnn.cli.parser import build_parser
 from robustbnn.errors import ConfigError
 
 CPU = torch.device("cpu")
@@ -38,9 +41,9 @@ def test_the_environment_sets_what_auto_means(monkeypatch: pytest.MonkeyPatch) -
 
 
 def _options(argv: list[str]) -> object:
-    parser = cli._parser()
+    parser = build_parser()
     args = parser.parse_args(argv)
-    return cli._bench_options(args, argv, Path("unused"), "smoke")
+    return bench_options(args, argv, Path("unused"), "smoke")
 
 
 def test_bench_defaults_to_auto_and_reproduce_to_one(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,6 +64,6 @@ def test_a_bad_jobs_value_is_one_line_exit_2(bad: str, capsys: pytest.CaptureFix
 
 
 def test_jobs_type_accepts_auto() -> None:
-    assert cli._jobs("auto") == 0 and cli._jobs("4") == 4
+    assert jobs_arg("auto") == 0 and jobs_arg("4") == 4
     with pytest.raises(argparse.ArgumentTypeError):
-        cli._jobs("0")
+        jobs_arg("0")

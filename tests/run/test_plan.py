@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from robustbnn.bench import BenchOptions, make_spec
+from robustbnn.bench import BenchOptions, check_bench, make_spec
 from robustbnn.cli import main
 from robustbnn.run.cells import Cell
 from robustbnn.run.plan import build_plan
@@ -15,7 +15,7 @@ from robustbnn.suites import SUITES
 
 
 def _plan(**changes: object):
-    cfg = dataclasses.replace(SUITES.get("smoke"), **changes)
+    cfg = check_bench(dataclasses.replace(SUITES.get("smoke"), **changes))
     return build_plan(make_spec(cfg, BenchOptions(out_dir=Path("unused"))))
 
 
@@ -28,6 +28,7 @@ def test_cell_id_hashes_task_params_and_dependencies() -> None:
     assert len(a.id) == 20 and int(a.id, 16) >= 0
 
 
+@pytest.mark.bench
 def test_smoke_plan_orders_dependencies_first_and_covers_every_task() -> None:
     plan = _plan()
     seen: set[str] = set()
@@ -46,6 +47,7 @@ def test_smoke_plan_orders_dependencies_first_and_covers_every_task() -> None:
                      "ood", "ood", "ood", "adv_ood", "adv_ood", "shift", "shift"]
 
 
+@pytest.mark.bench
 def test_robustness_cells_read_the_clean_scores_and_know_deterministic_models() -> None:
     plan = _plan()
     by_id = plan.by_id()
@@ -62,6 +64,7 @@ def test_robustness_cells_read_the_clean_scores_and_know_deterministic_models() 
     assert "adv_ood" not in {c.task for c in only_ood.cells}  # gaussian is not in adv_ood_sets
 
 
+@pytest.mark.bench
 def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
     base = {c.label: c.id for c in _plan().cells}
     more_eps = {c.label: c.id for c in _plan(eps=(0.1, 0.2, 0.3)).cells}
@@ -75,6 +78,7 @@ def test_a_setting_change_changes_only_the_cells_downstream_of_it() -> None:
     assert gates and all(base[label] == other_seed[label] for label in gates)
 
 
+@pytest.mark.bench
 def test_attacks_come_from_the_registry() -> None:
     plan = _plan(attacks=("pgd",), robustness=(), shift=())
     assert {c.task for c in plan.cells} == {"contract", "train", "clean", "attack", "ood"}
@@ -91,6 +95,7 @@ def test_unknown_attack_is_one_line_before_any_work(tmp_path: Path,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.bench
 def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
@@ -102,6 +107,7 @@ def test_plan_option_prints_cells_and_runs_nothing(tmp_path: Path,
     assert not out.exists()
 
 
+@pytest.mark.bench
 def test_val_in_distribution_adds_one_indist_cell_per_model_that_ood_cells_use() -> None:
     plan = _plan(ood_in_split="val", ood=("uniform", "gaussian"),
                  ood_counts=(("gaussian", 30),))
@@ -130,6 +136,7 @@ def test_bad_in_split_and_counts_are_one_line_errors() -> None:
         _plan(robustness=("budgets",))
 
 
+@pytest.mark.bench
 def test_robustness_option_selects_cells_and_names_a_typo(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")
@@ -146,6 +153,7 @@ def test_robustness_option_selects_cells_and_names_a_typo(
     assert not (tmp_path / "out").exists()  # nothing written before the error
 
 
+@pytest.mark.bench
 def test_shift_cells_depend_on_training_only_and_carry_their_levels() -> None:
     from robustbnn.data.shift import CORRUPTIONS, ROTATIONS
 
@@ -177,7 +185,7 @@ def test_shift_cells_depend_on_training_only_and_carry_their_levels() -> None:
                              "'corrupted']"),
     ({"shift_corruptions": ("fogg",)}, "unknown MNIST-C corruption 'fogg'; known: ['brightness'"),
     ({"shift_angles": ()}, "shift_angles must list distinct angles, got []"),
-    ({"shift_angles": (0, 15, 15)}, "shift_angles must list distinct angles"),
+    ({"shift_angles": (0, 15, 15)}, "shift_angles names [15] more than once; name each once"),
 ])
 def test_bad_shift_settings_are_one_line_errors(changes: dict, message: str) -> None:
     from robustbnn.errors import UserError
@@ -187,6 +195,7 @@ def test_bad_shift_settings_are_one_line_errors(changes: dict, message: str) -> 
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.bench
 def test_shift_option_selects_cells_and_names_a_typo(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = str(tmp_path / "out")

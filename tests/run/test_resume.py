@@ -14,6 +14,8 @@ import pytest
 
 from tests.run._grid import bench_cmd, env, results_bytes, run
 
+pytestmark = pytest.mark.bench  # every test here runs the smoke suite
+
 
 @pytest.fixture(scope="module")
 def baseline(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:

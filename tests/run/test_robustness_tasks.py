@@ -122,12 +122,12 @@ def _run_with_inputs(task, params, model, x, y, inputs):
     import dataclasses
     import types
 
+    from robustbnn.bench_config import BenchConfig
     from robustbnn.contract.checked import Checked
     from robustbnn.contract.predict import DEFAULT_MEMORY_MB
     from robustbnn.run.cells import Cell
     from robustbnn.run.context import Context, RunSpec
     from robustbnn.run.tasks import TASKS
-    from robustbnn.suites import BenchConfig
 
     spec = RunSpec(dataclasses.replace(BenchConfig(), s_eval=params["S_eval"]), None, False,
                    "cpu", "unused")

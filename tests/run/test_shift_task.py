@@ -12,6 +12,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.contract.checked import Checked
 from robustbnn.data.shift import corrupt, rotate
 from robustbnn.data.shift.sets import shifted
@@ -20,7 +21,6 @@ from robustbnn.results.schema import Result
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec, bench_data, shift_images
 from robustbnn.run.tasks import TASKS
-from robustbnn.suites import BenchConfig
 
 N_TEST = 120
 
@@ -77,11 +77,11 @@ def _by_level(rows: list[Result], key: str, metric: str) -> dict:
 
 def test_rotation_by_0_is_the_clean_test_set_and_gives_the_clean_metrics(spec: RunSpec) -> None:
     x = bench_data(spec).test.x
-    assert torch.equal(shift_images(spec, N.SHIFT_ROTATED, 0, N_TEST, 0), x)
+    assert torch.equal(shift_images(spec, N.ShiftKind.ROTATED, 0, N_TEST, 0), x)
     model = _model(spec)
     clean = {r.metric: r.value for r in _rows(spec, "clean", {N.S_EVAL: 6}, model)
              if r.task == N.CLEAN}
-    rows = _rows(spec, "shift", _params(N.SHIFT_ROTATED, [0, 90]), model)
+    rows = _rows(spec, "shift", _params(N.ShiftKind.ROTATED, [0, 90]), model)
     for metric in (N.ACCURACY, N.NLL, N.ECE, N.BRIER):
         assert _by_level(rows, N.ANGLE, metric)[0] == clean[metric], metric
     assert clean[N.ACCURACY] > 0.7  # a real classifier, so the check is not 0.1 == 0.1
@@ -91,10 +91,10 @@ def test_rotation_by_0_is_the_clean_test_set_and_gives_the_clean_metrics(spec: R
 
 def test_shift_rows_cover_every_level_metric_and_measure(spec: RunSpec) -> None:
     model = _model(spec, sigma=2.0)
-    rows = _rows(spec, "shift", _params(N.SHIFT_ROTATED, [0, 45, 180], n=50), model)
+    rows = _rows(spec, "shift", _params(N.ShiftKind.ROTATED, [0, 45, 180], n=50), model)
     shift = [r for r in rows if r.task == N.SHIFT]
     assert {r.setting[N.ANGLE] for r in shift} == {0, 45, 180}
-    assert all(r.setting[N.SHIFT] == N.SHIFT_ROTATED and r.setting[N.N] == 50
+    assert all(r.setting[N.SHIFT] == N.ShiftKind.ROTATED and r.setting[N.N] == 50
                and r.setting[N.S_EVAL] == 6 for r in shift)
     for angle in (0, 45, 180):
         at = [r for r in shift if r.setting[N.ANGLE] == angle]
@@ -111,7 +111,7 @@ def test_corrupted_cell_scores_each_corruption_and_pools_its_reliability(
         spec: RunSpec) -> None:
     model = _model(spec)
     names = ["fog", "stripe", "translate"]
-    rows = _rows(spec, "shift", _params(N.SHIFT_CORRUPTED, names), model)
+    rows = _rows(spec, "shift", _params(N.ShiftKind.CORRUPTED, names), model)
     acc = _by_level(rows, N.CORRUPTION, N.ACCURACY)
     assert list(acc) == names
     # Each set is the corrupted test images, scored by the deterministic model: recompute.
@@ -123,18 +123,18 @@ def test_corrupted_cell_scores_each_corruption_and_pools_its_reliability(
     bins = [r for r in rows if r.task == N.RELIABILITY]
     counts = [r.value for r in bins if r.metric == N.COUNT]
     assert len(counts) == 15 and sum(counts) == len(names) * N_TEST
-    assert {r.setting[N.SHIFT] for r in bins} == {N.SHIFT_CORRUPTED}
+    assert {r.setting[N.SHIFT] for r in bins} == {N.ShiftKind.CORRUPTED}
 
 
 def test_corrupted_sets_are_fixed_by_the_shift_seed_not_the_run_seed(spec: RunSpec) -> None:
     x = bench_data(spec).test.x[:10]
-    first = shifted(x, N.SHIFT_CORRUPTED, "shot_noise", seed=0)
-    assert torch.equal(first, shifted(x, N.SHIFT_CORRUPTED, "shot_noise", seed=0))
-    assert not torch.equal(first, shifted(x, N.SHIFT_CORRUPTED, "shot_noise", seed=1))
+    first = shifted(x, N.ShiftKind.CORRUPTED, "shot_noise", seed=0)
+    assert torch.equal(first, shifted(x, N.ShiftKind.CORRUPTED, "shot_noise", seed=0))
+    assert not torch.equal(first, shifted(x, N.ShiftKind.CORRUPTED, "shot_noise", seed=1))
     # Image i depends on i alone: the first 10 of a larger set are the same images.
-    more = shifted(bench_data(spec).test.x[:30], N.SHIFT_CORRUPTED, "shot_noise", seed=0)
+    more = shifted(bench_data(spec).test.x[:30], N.ShiftKind.CORRUPTED, "shot_noise", seed=0)
     assert torch.equal(more[:10], first)
-    torch.testing.assert_close(shifted(x, N.SHIFT_ROTATED, 60), rotate(x, 60))
+    torch.testing.assert_close(shifted(x, N.ShiftKind.ROTATED, 60), rotate(x, 60))
 
 
 def test_clean_reliability_rows_add_up_to_the_ece_row(spec: RunSpec) -> None:
@@ -144,7 +144,7 @@ def test_clean_reliability_rows_add_up_to_the_ece_row(spec: RunSpec) -> None:
     bins: dict[int, dict[str, float]] = {}
     for r in rows:
         if r.task == N.RELIABILITY:
-            assert r.setting[N.SHIFT] == N.SHIFT_NONE and r.setting[N.N_BINS] == 15
+            assert r.setting[N.SHIFT] == N.ShiftKind.NONE and r.setting[N.N_BINS] == 15
             bins.setdefault(r.setting[N.BIN], {})[r.metric] = r.value
     assert sorted(bins) == list(range(15))
     total = sum(b[N.COUNT] for b in bins.values())
@@ -158,7 +158,7 @@ def test_clean_reliability_rows_add_up_to_the_ece_row(spec: RunSpec) -> None:
 def test_shift_cell_is_reproducible_and_its_levels_draw_their_own_samples(
         spec: RunSpec) -> None:
     model = _model(spec, sigma=3.0)
-    params = _params(N.SHIFT_ROTATED, [0, 360], n=40)  # two identical image sets
+    params = _params(N.ShiftKind.ROTATED, [0, 360], n=40)  # two identical image sets
     first = _rows(spec, "shift", params, model)
     assert first == _rows(spec, "shift", params, model)
     nll = _by_level(first, N.ANGLE, N.NLL)

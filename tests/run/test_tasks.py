@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.config import TrainConfig
 from robustbnn.contract.checked import Checked
 from robustbnn.contract.predict import DEFAULT_MEMORY_MB
@@ -21,16 +22,12 @@ from robustbnn.results.store import results_frame
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec
 from robustbnn.run.tasks import TASKS
-from robustbnn.suites import BenchConfig
+from tests._helpers import seeded
 from tests.attacks._models import SHAPE, NoisyLinear, linear
 
 
-def _gen(seed: int) -> torch.Generator:
-    return torch.Generator().manual_seed(seed)
-
-
 def _data(n: int = 40):
-    x = 0.2 + 0.6 * torch.rand(n, *SHAPE, generator=_gen(7))
+    x = 0.2 + 0.6 * torch.rand(n, *SHAPE, generator=seeded(7))
     model = linear()
     y = model.sample_logits(x, 1)[0].argmax(-1)  # every clean point correct
     return model, x, y
@@ -85,7 +82,7 @@ def test_a_rising_accuracy_curve_is_flagged() -> None:
 
 def test_targeted_rows_drop_the_target_class_and_bound_the_distortion() -> None:
     model = NoisyLinear(sigma=0.5)
-    x = torch.rand(13, *SHAPE, generator=_gen(1))
+    x = torch.rand(13, *SHAPE, generator=seeded(1))
     y = torch.tensor([0, 1, 2, 3, 0, 5, 6, 1, 2, 3, 4, 0, 6])  # three of class 0
     params = {"steps": 6, "step_size": 0.02, "S_attack": 3, "objective": "predictive",
               "target": 0, "every": 3, "n": 0, "S_eval": 4}
@@ -131,6 +128,7 @@ def test_leaderboard_shows_targeted_success_and_violated_checks() -> None:
     assert table.loc["b", "sanity"] == "beats_random_noise (S=32)"
 
 
+@pytest.mark.bench
 def test_figures_are_pngs_per_model_from_the_results_alone(tmp_path) -> None:
     paths = write_figures(_results(), tmp_path)
     names = sorted(p.name for p in paths)
@@ -157,7 +155,7 @@ def test_lr_decay_reaches_lr_over_decay_at_the_last_epoch(decay: float, last: fl
         seen.append(self.param_groups[0]["lr"])
         return step(self, *args, **kwargs)
 
-    x, y = torch.rand(20, *SHAPE, generator=_gen(0)), torch.arange(20) % 7
+    x, y = torch.rand(20, *SHAPE, generator=seeded(0)), torch.arange(20) % 7
     split = Split(x, y)
     data = DataBundle("toy", split, split, split, 7, "toy", "toy")
     cfg = dataclasses.replace(model_cfg := TrainConfig(), epochs=3, lr=0.01, lr_decay=decay,
@@ -165,7 +163,7 @@ def test_lr_decay_reaches_lr_over_decay_at_the_last_epoch(decay: float, last: fl
     assert model_cfg.lr_decay == 1.0  # constant learning rate unless asked
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(torch.optim.Adam, "step", spy)
-        fit(model, cfg, data, name="mlp", generator=_gen(1), progress=False)
+        fit(model, cfg, data, name="mlp", generator=seeded(1), progress=False)
     assert seen[0] == pytest.approx(0.01) and seen[-1] == pytest.approx(last)
     assert seen[1] == pytest.approx(0.01 * decay ** -0.5)
 
@@ -253,14 +251,11 @@ def test_a_plugin_attack_runs_like_a_built_in_one() -> None:
         def __call__(self, model, x, y, *, generator=None):
             return (x - self.eps).clamp(0, 1)
 
-    ATTACKS.register("flip_test_attack", Flip)
-    try:
+    with ATTACKS.temporary("flip_test_attack", Flip):
         model, x, y = _data(10)
         params = {"attack": "flip_test_attack", "eps": 0.5, "S_attack": 1, "steps": 1,
                   "restarts": 1, "step_size": 0.1, "objective": "expected", "label": "true",
                   "n": 0, "S_eval": 2}
         rows = _run("attack", params, model, x, y)
-    finally:
-        ATTACKS._items.pop("flip_test_attack")  # noqa: SLF001 - undo the registration
     assert {r.task for r in rows} == {"flip_test_attack"}
     assert {r.metric for r in rows} >= {"accuracy", "mean_uncertainty"}

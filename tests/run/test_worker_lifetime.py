@@ -68,6 +68,7 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
+@pytest.mark.bench
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 def test_workers_and_the_resource_tracker_exit_when_the_main_process_is_killed(
         tmp_path: Path) -> None:

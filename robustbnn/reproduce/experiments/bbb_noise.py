@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import math
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Experiment, Run, compares_from_table
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 
 def runs(budget: str, variant: str) -> tuple[Run, ...]:

@@ -8,9 +8,9 @@ not all published; ours: pixels in [0, 1], Adam, the 3rd-party default priors.
 
 from __future__ import annotations
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Experiment, Run, compares_from_table
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 MODELS = ("mlp", "dropout", "bbb_gaussian", "bbb_mixture")
 UNITS = (400, 800, 1200)

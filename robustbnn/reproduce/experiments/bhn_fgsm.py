@@ -8,9 +8,9 @@ curves and a few of their points, with no published numbers to compare.
 
 from __future__ import annotations
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Compare, Experiment, Figure, Run
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 GRID = (0.001, 0.002, 0.003, 0.004, 0.005, 0.008, 0.01, 0.012, 0.015, 0.02, 0.025, 0.03, 0.04,
         0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5)  # FGS_eval.py [CODE]

@@ -9,9 +9,9 @@ them (§8.5: it already beats two of the published rows).
 
 from __future__ import annotations
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Compare, Experiment, Run, compares_from_table
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 COLUMNS = {"A": 800, "B": 1200}
 COUPLINGS = (0, 8, 12)

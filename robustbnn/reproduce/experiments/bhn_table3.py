@@ -8,9 +8,9 @@ BALD. MLP and MC dropout on the launchers' 784-256³ GELU net (Glorot, L2 1e-5),
 
 from __future__ import annotations
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Experiment, Run, compares_from_table
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 HELD = tuple(f"heldout:{k}" for k in range(10))
 EPOCHS = {"full": 100, "ci": 10}

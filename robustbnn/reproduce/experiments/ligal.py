@@ -9,9 +9,9 @@ predicted label, η = 0:0.02:0.5, clipped to [0, 1]; targeted, 100 steps of 0.01
 
 from __future__ import annotations
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Compare, Experiment, Figure, Run
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 MODELS = ("mlp", "bbalpha_0", "bbalpha_05", "bbalpha_1")
 ETA = tuple(round(0.02 * i, 2) for i in range(1, 26))  # np.arange(0.0, 0.501, 0.02), 0 = clean

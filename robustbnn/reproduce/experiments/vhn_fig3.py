@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.reproduce.experiment import Compare, Experiment, Figure, Run, compares_from_table
 from robustbnn.reproduce.registry import EXPERIMENTS
-from robustbnn.suites import BenchConfig
 
 MODELS = ("mlp", "dropout", "mvn", "vhn")
 EPS = tuple(round(0.1 * i, 1) for i in range(1, 11))

@@ -1,10 +1,12 @@
-"""One module per task kind; ``TASKS`` maps a cell's task name to its ``run(ctx)`` function."""
+"""One module per task kind; ``TASKS`` maps a cell's kind (:class:`~robustbnn.run.cells.CellKind`)
+to its ``run(ctx)`` function."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from robustbnn.registry import Registry
+from robustbnn.run.cells import CellKind as K
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks import (
@@ -28,21 +30,21 @@ from robustbnn.run.tasks._faults import guarded
 
 TASKS: Registry[Callable[[Context], CellOutcome]] = Registry("task")
 # Evaluation tasks run guarded: NaN/inf logits become a numerical_fault row (tasks._faults).
-TASKS.register("train", train.run)
+TASKS.register(K.TRAIN, train.run)
 # The model contract, before a model's first cell: a broken clause fails it (not guarded).
-TASKS.register("contract", contract.run)
-TASKS.register("clean", guarded(clean.run))
-TASKS.register("fgsm", guarded(fgsm.run))
-TASKS.register("sanity", guarded(sanity.run))
-TASKS.register("targeted", guarded(targeted.run))
-TASKS.register("attack", guarded(attack.run))
-TASKS.register("indist", guarded(indist.run))
-TASKS.register("ood", guarded(ood.run))
-TASKS.register("measure", guarded(measure.run))
-TASKS.register("heldout", guarded(heldout.run))
-TASKS.register("budget", guarded(budget.run))
-TASKS.register("detector_aware", guarded(detector_aware.run))
-TASKS.register("adv_ood", guarded(adv_ood.run))
-TASKS.register("shift", guarded(shift.run))
+TASKS.register(K.CONTRACT, contract.run)
+TASKS.register(K.CLEAN, guarded(clean.run))
+TASKS.register(K.FGSM, guarded(fgsm.run))
+TASKS.register(K.SANITY, guarded(sanity.run))
+TASKS.register(K.TARGETED, guarded(targeted.run))
+TASKS.register(K.ATTACK, guarded(attack.run))
+TASKS.register(K.INDIST, guarded(indist.run))
+TASKS.register(K.OOD, guarded(ood.run))
+TASKS.register(K.MEASURE, guarded(measure.run))
+TASKS.register(K.HELDOUT, guarded(heldout.run))
+TASKS.register(K.BUDGET, guarded(budget.run))
+TASKS.register(K.DETECTOR_AWARE, guarded(detector_aware.run))
+TASKS.register(K.ADV_OOD, guarded(adv_ood.run))
+TASKS.register(K.SHIFT, guarded(shift.run))
 
 __all__ = ["TASKS"]

@@ -1,7 +1,7 @@
 """Task ``adv_ood``: worst-case OOD detection, one OOD set against each uncertainty measure.
 
 The first ``n`` images of the set are moved within each eps to lower measure u
-(:func:`~robustbnn.attacks.adversarial_ood.lower_uncertainty`, PGD-EOT with S_attack samples per
+(:class:`~robustbnn.attacks.adversarial_ood.LowerUncertainty`, PGD-EOT with S_attack samples per
 step), then scored by u with ``S_eval`` fresh samples (the same ``eval`` draws for every eps). Rows
 (``adv_ood``, dataset = the set, measure = u): ``auroc`` of the in-distribution scores (the
 ``clean`` or ``indist`` cell's) against the set's, at eps = 0 (the same images unperturbed)
@@ -16,7 +16,7 @@ import functools
 import numpy as np
 import torch
 
-from robustbnn.attacks.adversarial_ood import lower_uncertainty
+from robustbnn.attacks.adversarial_ood import LowerUncertainty
 from robustbnn.attacks.budget import check_budget
 from robustbnn.metrics import auroc
 from robustbnn.results import names as N
@@ -52,10 +52,10 @@ def run(ctx: Context) -> CellOutcome:
         for eps in p["eps_grid"]:
             step_size = eps * p["step_fraction"]
             gen = ctx.gen("attack", measure, str(eps))
-            lower = functools.partial(lower_uncertainty, ctx.model, measure=measure, eps=eps,
-                                      step_size=step_size, steps=steps, n_samples=s,
-                                      generator=gen)
-            x_adv = torch.cat(in_attack_batches(ctx, s, lower, x))
+            lower = LowerUncertainty(measure=measure, eps=eps, step_size=step_size, steps=steps,
+                                     n_samples=s)
+            x_adv = torch.cat(in_attack_batches(
+                ctx, s, functools.partial(lower, ctx.model, generator=gen), x))
             if p["preprocessing"] == "unit":  # other scales leave [0, 1] by design
                 check_budget(x, x_adv, eps, "linf", attack="lower_uncertainty")
             out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]

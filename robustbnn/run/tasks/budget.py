@@ -29,7 +29,8 @@ from torch import Tensor
 
 from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
-from robustbnn.attacks.reliability import gradient_snr, square_attack, transfer_attack
+from robustbnn.attacks.reliability import Square, gradient_snr, transfer_attack
+from robustbnn.contract.predict import Evaluation
 from robustbnn.metrics.worst_of_k import k_predictions, summarise
 from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
@@ -52,20 +53,39 @@ def largest_and_next(points: dict[tuple[int, int], float],
 
 def _accuracy(ctx: Context, x_adv: Tensor, y: Tensor) -> float:
     """Accuracy of one S_eval evaluation on the cell's common ``eval`` draws."""
-    preds = k_predictions(ctx.model, x_adv, k=1, s_eval=ctx.cfg.s_eval, generator=ctx.gen("eval"),
-                          memory_mb=ctx.params["memory_mb"])
+    evaluation = Evaluation(ctx.cfg.s_eval, ctx.gen("eval"), ctx.params["memory_mb"])
+    preds = k_predictions(ctx.model, x_adv, evaluation, k=1)
     return float((preds[0] == y).double().mean())
 
 
 def run(ctx: Context) -> CellOutcome:
     """The budget curve, worst-of-k and the reliability flags at the cell's eps."""
     p = ctx.params
-    eps, restarts, tol = p[N.EPS], p[N.RESTARTS], p["eot_tol"]
     x, y = ctx.test_head(p[N.N])
-    at = tuple(p["steps_grid"])
-    base = {N.EPS: eps, N.STEP_SIZE: p[N.STEP_SIZE], N.RESTARTS: restarts,
+    base = {N.EPS: p[N.EPS], N.STEP_SIZE: p[N.STEP_SIZE], N.RESTARTS: p[N.RESTARTS],
             N.S_EVAL: ctx.cfg.s_eval, N.N: int(x.shape[0])}
-    rows, points, cost, adv, runs = [], {}, {}, {}, {}
+    rows, points, adv = _curve(ctx, x, y, base)
+    largest, nxt = largest_and_next(points)
+    top = base | {N.S_ATTACK: largest[0], N.STEPS: largest[1],
+                  N.GRADIENT_EVALUATIONS: _evaluations(largest, p[N.RESTARTS])}
+    rows += _worst_of_k(ctx, adv[largest], y, top)
+    rows += _flags(ctx, x, y, points, largest, nxt)
+    return CellOutcome(rows=rows)
+
+
+def _evaluations(point: tuple[int, int], restarts: int) -> int:
+    """The gradient evaluations of a budget point (S_attack, steps): S_attack x steps x
+    restarts."""
+    return point[0] * point[1] * restarts
+
+
+def _curve(ctx: Context, x: Tensor, y: Tensor, base: dict
+           ) -> tuple[list, dict[tuple[int, int], float], dict[tuple[int, int], Tensor]]:
+    """Rows ``pgd_budget`` / ``accuracy`` per (S_attack, steps), with each point's accuracy
+    and adversarial inputs."""
+    p = ctx.params
+    eps, restarts, at = p[N.EPS], p[N.RESTARTS], tuple(p["steps_grid"])
+    rows, points, adv, runs = [], {}, {}, {}
     for s in p["s_grid"]:
         # A deterministic model's S samples are one network: its S-sample attack is the
         # 1-sample attack, run once and reported at every S of the grid.
@@ -83,20 +103,35 @@ def run(ctx: Context) -> CellOutcome:
         for steps in at:
             key = (s, steps)
             adv[key], points[key] = runs[s_run, steps]
-            cost[key] = s * steps * restarts
-            knobs = base | {N.S_ATTACK: s, N.STEPS: steps, N.GRADIENT_EVALUATIONS: cost[key]}
+            knobs = base | {N.S_ATTACK: s, N.STEPS: steps,
+                            N.GRADIENT_EVALUATIONS: _evaluations(key, restarts)}
             rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key]))
-    largest, nxt = largest_and_next(points)
-    top = base | {N.S_ATTACK: largest[0], N.STEPS: largest[1],
-                  N.GRADIENT_EVALUATIONS: cost[largest]}
-    preds = k_predictions(ctx.model, adv[largest], k=p[N.K], s_eval=ctx.cfg.s_eval,
-                          generator=ctx.gen("worst_of_k"), memory_mb=p["memory_mb"])
-    summary = summarise(preds, y)
+    return rows, points, adv
+
+
+def _worst_of_k(ctx: Context, x_adv: Tensor, y: Tensor, top: dict) -> list:
+    """Rows ``worst_of_k``: expected and all-k accuracy and flip probability of the largest
+    budget's adversarial inputs, on the cell's ``worst_of_k`` draws."""
+    p = ctx.params
+    worst = Evaluation(ctx.cfg.s_eval, ctx.gen("worst_of_k"), p["memory_mb"])
+    summary = summarise(k_predictions(ctx.model, x_adv, worst, k=p[N.K]), y)
     knobs = top | {N.K: p[N.K]}
-    for metric, value in ((N.EXPECTED_ACCURACY, summary.expected_accuracy),
-                          (N.ALL_K_ACCURACY, summary.all_k_accuracy),
-                          (N.FLIP_PROBABILITY, summary.flip_probability)):
-        rows.append(ctx.result(N.WORST_OF_K, knobs, "", metric, value))
+    return [ctx.result(N.WORST_OF_K, knobs, "", metric, value)
+            for metric, value in ((N.EXPECTED_ACCURACY, summary.expected_accuracy),
+                                  (N.ALL_K_ACCURACY, summary.all_k_accuracy),
+                                  (N.FLIP_PROBABILITY, summary.flip_probability))]
+
+
+def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], float],
+           largest: tuple[int, int], nxt: tuple[int, int] | None) -> list:
+    """Rows ``robust_flags``: the value and whether it is raised, per reliability flag.
+
+    ``points`` are the curve's accuracies; ``largest`` and ``nxt`` its points of
+    :func:`largest_and_next`.
+    """
+    p = ctx.params
+    eps, restarts, tol = p[N.EPS], p[N.RESTARTS], p["eot_tol"]
+    rows = []
 
     def flag(name: str, value: float, raised: bool, knobs: dict) -> None:
         knobs = {N.EPS: eps, **knobs}
@@ -107,12 +142,14 @@ def run(ctx: Context) -> CellOutcome:
     if nxt is not None:
         gap = points[nxt] - eot_acc
         flag("eot_not_converged", gap, gap > tol, {N.TOL: tol, N.S_ATTACK: nxt[0]})
-    steps = max(at)
+    steps = max(p["steps_grid"])
     frozen = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=steps, restarts=restarts,
                  n_samples=1, objective="expected", label="true")
+    # The frozen sample draws no posterior samples from a generator: the start stream is
+    # the only one the transfer attack draws from (the EOT runs' starts).
     x_tr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
         transfer_attack, ctx.model, attack=frozen, member=ctx.gen("member"),
-        generator=ctx.gen("transfer"), start_generator=ctx.gen("start")), x, y))
+        generator=ctx.gen("start")), x, y))
     transfer_acc = _accuracy(ctx, x_tr.detach(), y)
     flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
          {N.TOL: tol, N.STEPS: steps})
@@ -125,10 +162,10 @@ def run(ctx: Context) -> CellOutcome:
              {N.TOL: p["snr_min"], N.S_ATTACK: s_max})
     if p["square_queries"] > 0:
         s_sq = p["square_s_attack"]
+        square = Square(eps=eps, n_queries=p["square_queries"], n_samples=s_sq, seed=0)
         x_sq = torch.cat(in_attack_batches(ctx, s_sq, functools.partial(
-            square_attack, ctx.model, eps=eps, n_queries=p["square_queries"], n_samples=s_sq,
-            generator=ctx.gen("square"), seed=0), x, y))
+            square, ctx.model, generator=ctx.gen("square")), x, y))
         square_acc = _accuracy(ctx, x_sq, y)
         flag("black_box_beats_white_box", eot_acc - square_acc, square_acc < eot_acc - tol,
              {N.TOL: tol, "queries": p["square_queries"], N.S_ATTACK: s_sq})
-    return CellOutcome(rows=rows)
+    return rows

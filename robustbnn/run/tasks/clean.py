@@ -35,7 +35,7 @@ def run(ctx: Context) -> CellOutcome:
     mean = probs.mean(0)
     knobs = {N.S_EVAL: ctx.cfg.s_eval}
     rows = calibration_rows(ctx, N.CLEAN, knobs, mean, y)
-    rows += reliability_rows(ctx, {N.SHIFT: N.SHIFT_NONE, **knobs}, mean, y)
+    rows += reliability_rows(ctx, {N.SHIFT: N.ShiftKind.NONE, **knobs}, mean, y)
     parameters = sum(p.numel() for p in ctx.model.parameters())
     rows += [ctx.result(N.COST, knobs, "", N.SECONDS_PER_1000_PREDICTIONS, seconds),
              ctx.result(N.COST, knobs, "", N.PARAMETERS, parameters)]

@@ -30,8 +30,9 @@ from robustbnn.config import replace_checked
 from robustbnn.errors import ContractRefusal
 from robustbnn.models import MODELS
 from robustbnn.models.base import code_identity
-from robustbnn.run.cells import Cell, CellOutcome
+from robustbnn.run.cells import Cell, CellKind, CellOutcome
 from robustbnn.run.context import Context, RunSpec, bench_data
+from robustbnn.testing import BENCH_CLAUSES, CheckOptions, check_model
 
 __all__ = ["CONTRACT_VERSION", "REFUSED", "contract_cell", "contract_config", "refusal_message",
            "run"]
@@ -52,15 +53,13 @@ def contract_config(spec: RunSpec, name: str) -> Any:
 
 def contract_cell(spec: RunSpec, name: str) -> Cell:
     """The contract cell of model ``name`` in the run of ``spec`` (loads the run's data)."""
-    from robustbnn.testing import BENCH_CLAUSES  # noqa: PLC0415 - the kit imports the tasks
-
     data = bench_data(spec)
     model = MODELS.get(name)
     params = {"config": dataclasses.asdict(contract_config(spec, name)),
               "version": model.version, "code": code_identity(model),
               "input_shape": list(data.train.x.shape[1:]), "num_classes": data.num_classes,
               "clauses": list(BENCH_CLAUSES), "contract": CONTRACT_VERSION}
-    return Cell("contract", name, params, label=f"contract {name}")
+    return Cell(CellKind.CONTRACT, name, params, label=f"contract {name}")
 
 
 def run(ctx: Context) -> CellOutcome:
@@ -69,12 +68,11 @@ def run(ctx: Context) -> CellOutcome:
     Raises:
         ContractRefusal: When a clause fails (:func:`refusal_message`).
     """
-    from robustbnn.testing import check_model  # noqa: PLC0415 - the kit imports the tasks
-
     params, name = ctx.params, ctx.cell.model
-    report = check_model(name, device=ctx.device, config=contract_config(ctx.spec, name),
-                         input_shape=tuple(params["input_shape"]),
-                         num_classes=params["num_classes"], clauses=tuple(params["clauses"]))
+    options = CheckOptions(device=ctx.device, input_shape=tuple(params["input_shape"]),
+                           num_classes=params["num_classes"])
+    report = check_model(name, config=contract_config(ctx.spec, name), options=options,
+                         clauses=tuple(params["clauses"]))
     fit = report.result("fit")
     if fit.status == "failed":  # no trained model to judge; the training cell decides
         return CellOutcome(info={"clauses": {}, "unchecked": f"the brief fit on random data "

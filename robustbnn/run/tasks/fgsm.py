@@ -8,6 +8,8 @@ only this cell: ``gradient_nonzero`` (the fraction of inputs with a nonzero grad
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from robustbnn.attacks import FGSM
@@ -49,9 +51,7 @@ def run(ctx: Context) -> CellOutcome:
     rows = check_rows(ctx, Check(nonzero, nonzero == 1.0, {}), "gradient_nonzero", base)
     accuracies = []
     for eps in p["eps_grid"]:
-        x_adv = x + eps * direction
-        if attack.clip:
-            x_adv = x_adv.clamp(0.0, 1.0)
+        x_adv = dataclasses.replace(attack, eps=eps).perturb(x, direction)
         check_budget(x, x_adv, eps, "linf", attack=N.FGSM, box=attack.clip)
         knobs = {N.EPS: float(eps), N.S_ATTACK: attack.n_samples, N.S_EVAL: ctx.cfg.s_eval,
                  N.OBJECTIVE: attack.objective, N.LABEL: attack.label, N.CLIP: attack.clip}

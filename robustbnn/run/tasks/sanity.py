@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from robustbnn.attacks.sanity import beats_random_noise, fixed_randomness_succeeds
+from robustbnn.contract.predict import Evaluation
 from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
@@ -24,10 +25,12 @@ def run(ctx: Context) -> CellOutcome:
     knobs = {N.EPS: attack.eps, N.S_ATTACK: attack.n_samples, N.S_EVAL: ctx.cfg.s_eval,
              N.OBJECTIVE: attack.objective, N.LABEL: attack.label}
     attack_gen = ctx.gen("attack")
-    noise = beats_random_noise(ctx.model, x, y, attack, s_eval=ctx.cfg.s_eval, tol=TOL,
-                               attack_generator=attack_gen, eval_generator=ctx.gen("eval"))
+    # The default memory budget, not the cell's: these checks always evaluated at it.
+    evaluation = Evaluation(ctx.cfg.s_eval, ctx.gen("eval"))
+    noise = beats_random_noise(ctx.model, x, y, attack, evaluation, generator=attack_gen,
+                               tol=TOL)
     frozen = fixed_randomness_succeeds(ctx.model, x, y, attack, member=ctx.gen("member"),
-                                       attack_generator=attack_gen)
+                                       generator=attack_gen)
     rows = check_rows(ctx, noise, "beats_random_noise", knobs)
     rows += check_rows(ctx, frozen, "fixed_randomness_succeeds", knobs)
     return CellOutcome(rows=rows)

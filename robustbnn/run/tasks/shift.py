@@ -48,7 +48,7 @@ def run(ctx: Context) -> CellOutcome:
             rows.append(ctx.result(N.SHIFT, knobs, measure, N.MEAN_UNCERTAINTY,
                                    float(score.mean())))
         means.append(mean)
-    if kind == N.SHIFT_CORRUPTED and means:
+    if kind == N.ShiftKind.CORRUPTED and means:
         pooled = torch.cat(means)  # (levels * B, C)
         rows += reliability_rows(ctx, {N.SHIFT: kind, **base}, pooled, y.repeat(len(means)))
     return CellOutcome(rows=rows)

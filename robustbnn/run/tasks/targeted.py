@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from robustbnn.attacks import TargetedIFGSM, exclude_target, targeted_curve
-from robustbnn.contract.predict import chunk_rows
+from robustbnn.contract.predict import Evaluation
 from robustbnn.ood import UNCERTAINTIES
 from robustbnn.results import names as N
 from robustbnn.run.cells import CellOutcome
@@ -22,11 +22,8 @@ def run(ctx: Context) -> CellOutcome:
                            objective=p[N.OBJECTIVE], target_class=p[N.TARGET],
                            checkpoint_every=p["every"])
     x, y = exclude_target(*ctx.test_head(p[N.N]), attack.target_class)
-    memory_mb = ctx.params["memory_mb"]
-    curve = targeted_curve(ctx.model, x, y, attack, s_eval=ctx.cfg.s_eval,
-                           attack_generator=ctx.gen("attack"), eval_generator=ctx.gen("eval"),
-                           rows_per_chunk=chunk_rows(ctx.model, memory_mb, grad=True),
-                           memory_mb=memory_mb)
+    evaluation = Evaluation(ctx.cfg.s_eval, ctx.gen("eval"), ctx.params["memory_mb"])
+    curve = targeted_curve(ctx.model, x, y, attack, evaluation, generator=ctx.gen("attack"))
     rows = []
     for point in curve:
         knobs = {N.STEP: int(point["step"]), N.STEP_SIZE: attack.step_size,

@@ -11,7 +11,7 @@ import torch
 from robustbnn.contract.checked import Checked
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context, RunSpec, bench_data
-from robustbnn.training.fit_or_load import fit_or_load
+from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 from robustbnn.training.memo import TrainedModels
 
 __all__ = ["MODELS_IN_PROCESS", "run", "trained_model"]
@@ -29,9 +29,9 @@ def trained_model(spec: RunSpec, name: str, heldout: int | None) -> Checked:
     def load() -> torch.nn.Module:
         data = bench_data(spec, heldout)
         mcfg = spec.resolved().model(name)
-        model, _ = fit_or_load(name, mcfg, data, seed=spec.cfg.seed,
-                               device=torch.device(spec.device),
-                               cache_dir=Path(spec.cache_dir), progress=spec.progress)
+        setup = TrainSetup(spec.cfg.seed, torch.device(spec.device), Path(spec.cache_dir),
+                           spec.progress)
+        model, _ = fit_or_load(name, mcfg, data, setup)
         return model
 
     return MODELS_IN_PROCESS.get((spec, name, heldout), name, load)
@@ -41,8 +41,7 @@ def run(ctx: Context) -> CellOutcome:
     """Train (or load) the cell's model; its outcome is the :class:`FitRecord`."""
     heldout = ctx.params["heldout"]
     mcfg = ctx.spec.resolved().model(ctx.cell.model)
-    model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, seed=ctx.cfg.seed,
-                                device=ctx.device, cache_dir=Path(ctx.spec.cache_dir),
-                                progress=ctx.spec.progress)
+    setup = TrainSetup(ctx.cfg.seed, ctx.device, Path(ctx.spec.cache_dir), ctx.spec.progress)
+    model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, setup)
     MODELS_IN_PROCESS.remember((ctx.spec, ctx.cell.model, heldout), ctx.cell.model, model)
     return CellOutcome(info=dataclasses.asdict(record))

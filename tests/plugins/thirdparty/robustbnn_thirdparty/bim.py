@@ -18,7 +18,7 @@ from typing import ClassVar
 import torch
 from torch import Tensor
 
-from robustbnn.attacks import ATTACKS, mc_input_grad
+from robustbnn.attacks import ATTACKS, GradientSettings, mc_input_grad
 from robustbnn.attacks.base import Attack
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 
@@ -49,16 +49,15 @@ class BIM(Attack):
     reference: ClassVar[str] = "Kurakin, Goodfellow & Bengio 2017, arXiv:1607.02533"
 
     def __call__(self, model: torch.nn.Module, x: Tensor, y: Tensor, *,
-                 target: Tensor | int | None = None, generator: torch.Generator | None = None,
-                 name: str = "model") -> Tensor:
+                 target: Tensor | int | None = None,
+                 generator: torch.Generator | None = None) -> Tensor:
         """Adversarial inputs within ``eps`` of ``x`` (L-infinity) and in [0, 1]."""
         x0 = x.detach()
         lo, hi = (x0 - self.eps).clamp(0, 1), (x0 + self.eps).clamp(0, 1)
         x_adv = x0
+        gradient = GradientSettings(self.n_samples, self.objective)
         for _ in range(self.steps):
-            grad = mc_input_grad(model, x_adv, y, n_samples=self.n_samples,
-                                 objective=self.objective, target=target, generator=generator,
-                                 name=name)
+            grad = mc_input_grad(model, x_adv, y, gradient, target=target, generator=generator)
             x_adv = torch.minimum(torch.maximum(x_adv + self.step_size * grad.sign(), lo), hi)
         return x_adv.detach()
 

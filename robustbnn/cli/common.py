@@ -1,0 +1,64 @@
+"""What several commands share: the device, the data root, the output folders, the summary."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+from robustbnn.errors import DeviceError
+from robustbnn.folders import check_readable, check_writable
+
+__all__ = ["check_outputs", "data_root", "resolve_device", "summary"]
+
+
+def resolve_device(choice: str) -> torch.device:
+    """``auto`` -> cuda when available, else cpu; ``cuda`` without CUDA is an error."""
+    if choice == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if choice == "cuda" and not torch.cuda.is_available():
+        raise DeviceError(
+            f"--device cuda was requested but CUDA is not available to torch {torch.__version__} "
+            "on this machine; use --device cpu (or --device auto)"
+        )
+    return torch.device(choice)
+
+
+def data_root(args: argparse.Namespace) -> Path:
+    """The data root; one given by ``--data-root`` or ``$ROBUSTBNN_DATA`` must be readable."""
+    from robustbnn.data import resolve_data_root
+    from robustbnn.data.root import ENV_VAR
+
+    if args.data_root:
+        check_readable(args.data_root, "--data-root")
+    elif os.environ.get(ENV_VAR):
+        check_readable(os.environ[ENV_VAR], f"${ENV_VAR}")
+    return resolve_data_root(args.data_root)
+
+
+def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
+    """Every folder the command writes (``outs`` and the model cache) is writable, before
+    any work starts."""
+    from robustbnn.training.cache import resolve_cache_dir
+
+    for out in outs:
+        check_writable(out, "--out")
+    if getattr(args, "cache", False):
+        flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
+        check_writable(resolve_cache_dir(args.cache_dir), flag)
+
+
+def summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:
+    """The final summary table (terminal only, not with --quiet) and one closing line."""
+    if args.quiet:
+        return
+    if sys.stdout.isatty():
+        from robustbnn.report.render import load_runs
+        from robustbnn.report.summary import summary_table
+
+        results, _ = load_runs(run_dirs)
+        sys.stdout.write(summary_table(results) + "\n\n")
+    sys.stdout.write(done + "\n")

@@ -1,0 +1,199 @@
+"""The argument parser of ``robustbnn``: one function per command's options.
+
+The help text of every command is part of the interface (README, tests): a change here is a
+change of ``robustbnn COMMAND --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from robustbnn import __version__
+from robustbnn.cli.args import add_execution, positive_int, seeds, split_names
+
+__all__ = ["build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command (``bench``, ``report``, ``reproduce``, ``check``, ``models``,
+    ``datasets``)."""
+    parser = argparse.ArgumentParser(
+        prog="robustbnn",
+        description="Adversarial robustness and OOD uncertainty benchmarks for Bayesian "
+        "neural networks.",
+    )
+    parser.add_argument("--version", action="version", version=f"robustbnn {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = _common()
+    _add_bench(sub, common)
+    _add_report(sub, common)
+    _add_reproduce(sub, common)
+    _add_check(sub, common)
+    sub.add_parser("models", parents=[common], help="list registered models")
+    sub.add_parser("datasets", parents=[common],
+                   help="list datasets and whether each is available locally")
+    return parser
+
+
+def _common() -> argparse.ArgumentParser:
+    """The options every command takes: data root, plug-ins, --debug, --quiet."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--data-root", metavar="DIR",
+                        help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
+                        "user cache folder)")
+    common.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help="import MODULE (installed, or in the current folder), in this "
+                        "process and in every worker, to register extra models, attacks, OOD "
+                        "sets, uncertainty measures and suites (repeatable); installed "
+                        "packages do the same through the entry-point groups robustbnn.models, "
+                        "robustbnn.attacks, robustbnn.ood_sets, robustbnn.measures and "
+                        "robustbnn.suites, loaded without this flag")
+    common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="no progress bars, logs or summary")
+    return common
+
+
+def _add_bench(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``robustbnn bench``: the suite, what it runs, where it writes, how cells run."""
+    bench = sub.add_parser("bench", parents=[common], help="train or load models and "
+                           "benchmark them", description="Train (or load from the cache) every "
+                           "model of a suite, then measure clean accuracy, FGSM robustness "
+                           "and OOD detection; write a leaderboard.")
+    bench.add_argument("--suite", default="default",
+                       help="named config: default (embedded MNIST, every model, 20-25 min on "
+                       "2 CPU cores), ci (what CI checks, ~1 min), smoke (seconds); see "
+                       "--print-config")
+    bench.add_argument("--models", type=split_names, metavar="A,B",
+                       help="comma-separated model names (default: the suite's)")
+    bench.add_argument("--dataset", help="dataset name (default: the suite's)")
+    bench.add_argument("--seed", type=int, help="seed (default: the suite's, 0)")
+    bench.add_argument("--set", dest="overrides", action="append", default=[],
+                       metavar="NAME.FIELD=VALUE",
+                       help="override a model setting, e.g. mlp.epochs=10 or *.hidden=(800,800)")
+    bench.add_argument("--out", type=Path, default=Path("reports/latest"), metavar="DIR",
+                       help="output folder (default: reports/latest)")
+    _add_bench_cells(bench)
+    add_execution(bench, jobs="auto")
+
+
+def _add_bench_cells(bench: argparse.ArgumentParser) -> None:
+    """``bench`` options that choose the run's cells: OOD sets, attacks, robustness, shift;
+    and ``--print-config``, ``--plan``."""
+    bench.add_argument("--ood", type=split_names, metavar="A,B",
+                       help="OOD sets, comma-separated (default: the suite's; see "
+                            "`robustbnn datasets`)")
+    bench.add_argument("--ood-preprocessing", choices=["unit", "bhn_reference"],
+                       help="pixel scale of the OOD sets: unit = [0, 1] (default); "
+                            "bhn_reference = the BHN code's (notMNIST in [-0.5, 0.5], "
+                            "unclipped Gaussian)")
+    bench.add_argument("--targeted-samples", type=positive_int, metavar="S",
+                       help="posterior samples per input gradient of the targeted attack "
+                            "(default: the suite's, Li & Gal's 10; deterministic models use 1). "
+                            "More samples make a stronger attack on dropout models")
+    bench.add_argument("--memory-mb", type=positive_int, metavar="MB",
+                       help="memory budget of one Monte Carlo pass (evaluation or attack "
+                            "gradient), in MiB; chunks samples and examples to fit (default: "
+                            "the suite's, 1024). Results agree across budgets within Monte "
+                            "Carlo error, not bit for bit")
+    bench.add_argument("--save-scores", action=argparse.BooleanOptionalAction, default=True,
+                       help="write per-example OOD scores to OUT/scores/<model>/<set>.npz "
+                            "(default: on; the OOD figures are drawn from them)")
+    bench.add_argument("--attacks", type=split_names, metavar="A,B",
+                       help="attacks from the registry, comma-separated (default: the suite's, "
+                            "fgsm,targeted_ifgsm; also pgd and plug-in attacks)")
+    bench.add_argument("--robustness", type=split_names, metavar="A,B",
+                       help="robustness-leaderboard cells, comma-separated: budget, "
+                            "detector_aware, adversarial_ood, or none (default: the suite's; "
+                            "all three in default and paper)")
+    bench.add_argument("--shift", type=split_names, metavar="A,B",
+                       help="dataset-shift cells, comma-separated: rotated (0-180 degrees), "
+                            "corrupted (the fifteen MNIST-C corruptions), or none (default: "
+                            "the suite's; both in default and paper)")
+    bench.add_argument("--print-config", action="store_true",
+                       help="print the resolved suite config as JSON and exit")
+    bench.add_argument("--plan", action="store_true",
+                       help="print the run's cells, their dependencies and which are already "
+                            "done in --out, and exit without running anything")
+
+
+def _add_report(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``robustbnn report``: re-render stored run folders."""
+    report = sub.add_parser(
+        "report", parents=[common], help="re-render reports from stored run folders",
+        description="Re-render leaderboard.md/.csv/.json/.html, the OOD detail tables "
+        "(ood.md/.csv) and figures/ from stored run folders alone; no model code runs. "
+        "Several folders (e.g. one per seed) combine as mean ± std.")
+    report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="folders written by `robustbnn bench`")
+    report.add_argument("--out", type=Path, metavar="DIR",
+                        help="output folder (default: RUN_DIR itself; required for several)")
+    report.add_argument("--sort", metavar="COLUMN",
+                        help="leaderboard column key to sort by, best first (default: "
+                             "clean_accuracy; the keys are the leaderboard.csv header)")
+    report.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
+                        help="draw figures/*.png (default: on)")
+    report.add_argument("--check", type=Path, metavar="REFERENCE_DIR",
+                        help="then compare the new leaderboard.json with the committed "
+                             "REFERENCE_DIR/leaderboard.json, within REFERENCE_DIR/"
+                             "tolerances.json; exit 1 when a number moved beyond tolerance")
+    report.add_argument("--tolerances", type=Path, metavar="FILE",
+                        help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")
+
+
+def _add_reproduce(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``robustbnn reproduce``: one published table or figure."""
+    repro = sub.add_parser(
+        "reproduce", parents=[common], help="reproduce a published table or figure",
+        description="Run one published table or figure under its paper's protocol (each run "
+        "an ordinary bench folder, resumable) and write reports/reproductions/NAME.md with "
+        "our numbers beside the published ones; Δ only where the protocol is the paper's.")
+    repro.add_argument("name", nargs="?", metavar="NAME",
+                       help="the experiment (see --list)")
+    repro.add_argument("--list", action="store_true", help="list the experiments and exit")
+    repro.add_argument("--budget", choices=["ci", "full"], default="ci",
+                       help="ci (default): fewer epochs, same protocol, sized for a 2-core "
+                            "CPU; full: the paper's epochs and sizes (GPU-sized)")
+    repro.add_argument("--variant", default="",
+                       help="a named variant where paper and code disagree (default: the "
+                            "experiment's first; see --list)")
+    repro.add_argument("--seeds", type=seeds, metavar="0,1,2",
+                       help="comma-separated seeds (default: the experiment's, 0,1,2)")
+    repro.add_argument("--out", type=Path, default=Path("reports/reproductions"), metavar="DIR",
+                       help="where NAME.md/.csv and figures/ go (default: "
+                            "reports/reproductions)")
+    repro.add_argument("--runs-dir", type=Path, metavar="DIR",
+                       help="where the bench run folders go (default: OUT/runs)")
+    repro.add_argument("--runs", type=split_names, metavar="A,B",
+                       help="run only these of the experiment's runs (labels in --plan); the "
+                            "report shows the others as not run")
+    repro.add_argument("--plan", action="store_true",
+                       help="print every run's cells and which are done, and exit")
+    # One job by default: the committed reproductions (reports/reproductions/) were run in one
+    # process with all cores' threads, and float reductions depend on the thread count.
+    add_execution(repro, jobs="1")
+
+
+def _add_check(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """``robustbnn check``: the model contract and the attack kit."""
+    check = sub.add_parser(
+        "check", parents=[common], help="check models against the model contract",
+        description="Build each MODEL at its smoke size, train it briefly on random data, and "
+        "run every clause of the model contract on it (robustbnn.testing.check_model): build, "
+        "fit, shape (S, B, C), dtype, logits (not probabilities), input gradient, generator "
+        "reproducibility and variation, "
+        "train/eval independence, global RNG, state, devices, cache round trip, "
+        "attack_logits, loss. One line per clause; exit 1 when any clause fails.")
+    check.add_argument("models", nargs="*", metavar="MODEL",
+                       help="registered model names (plug-ins with --plugin); optional with "
+                            "--attack")
+    check.add_argument("--attack", action="append", default=[], metavar="NAME",
+                       help="run the attack kit on a registered attack instead "
+                            "(robustbnn.testing.attack.check_attack): budget (its norm ball "
+                            "and [0, 1]), determinism under its generator, no train()/eval() "
+                            "on the model, beats random noise of its norm on a trained model; "
+                            "repeat for several")
+    check.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                       help="run device (default: cuda when available, else cpu); a GPU run "
+                            "also samples a CPU copy")
