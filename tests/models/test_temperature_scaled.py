@@ -14,7 +14,7 @@ from robustbnn.models import MODELS
 from robustbnn.models.temperature_scaled import TemperatureScaled, fit_log_temperature
 from robustbnn.settings import model_config
 from robustbnn.training import cache
-from robustbnn.training.fit import fit
+from robustbnn.training.fit import fit, validated_with
 from tests._helpers import seeded
 
 SETTINGS = ("temperature_scaled.hidden=(64,)", "temperature_scaled.epochs=40",
@@ -49,8 +49,8 @@ def fitted() -> tuple[TemperatureScaled, DataBundle, float, torch.Tensor]:
             hook(train, val, generator=generator)
 
         model.after_fit = record
-        fit(model, model_config("temperature_scaled", SETTINGS), data, name="temperature_scaled",
-            stochastic=False, generator=seeded(1), progress=False)
+        fit(model, validated_with(model_config("temperature_scaled", SETTINGS), stochastic=False),
+            data, name="temperature_scaled", generator=seeded(1), progress=False)
         del model.after_fit
     nll, pred = before["val"]
     return model, data, nll, pred
