@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from robustbnn.metrics.classification import _check_predictions
+from robustbnn.metrics.classification import _check_predictions, bin_sums
 
 __all__ = ["Reliability", "brier", "reliability"]
 
@@ -119,9 +119,8 @@ def reliability(probs_mean: Tensor, y: Tensor, *, n_bins: int = 15) -> Reliabili
     edges = torch.linspace(0, 1, n_bins + 1, dtype=probs_mean.dtype, device=probs_mean.device)
     bins = torch.bucketize(confidence, edges[1:-1])  # right-closed, as in ece()
     counts = torch.bincount(bins, minlength=n_bins)  # (n_bins,) int64
-    zeros = torch.zeros(n_bins, dtype=probs_mean.dtype, device=probs_mean.device)
-    conf_sum = zeros.index_add(0, bins, confidence)
-    correct_sum = zeros.index_add(0, bins, correct)
+    conf_sum = bin_sums(bins, confidence, n_bins)
+    correct_sum = bin_sums(bins, correct, n_bins)
     n = counts.to(probs_mean.dtype)
     nan = torch.full_like(n, float("nan"))
     filled = counts > 0

@@ -111,3 +111,20 @@ def test_ece_invalid_n_bins_raises(n_bins: object) -> None:
 def test_predictive_probs_rejects_non_3d_logits() -> None:
     with pytest.raises(ValueError, match=r"shape \(S, B, C\).*got \(5, 7\)"):
         predictive_probs(torch.zeros(5, 7))
+
+
+def test_bin_sums_match_a_per_bin_loop_and_pass_gradients() -> None:
+    # The per-bin sums of ECE and the reliability diagram, taken in order on the CPU (CUDA's
+    # index_add adds in no fixed order: on an H200 two reruns differed in the 8th digit).
+    from robustbnn.metrics.classification import bin_sums
+
+    gen = torch.Generator().manual_seed(0)
+    bins = torch.randint(0, 7, (50,), generator=gen)
+    values = torch.rand(50, generator=gen, dtype=torch.float64, requires_grad=True)
+    out = bin_sums(bins, values, 9)
+    expected = [sum(values[i].item() for i in range(50) if bins[i] == b) for b in range(9)]
+    assert out.shape == (9,) and out.dtype == torch.float64
+    assert out.tolist() == pytest.approx(expected, rel=1e-12)
+    assert out[7:].tolist() == [0.0, 0.0]
+    out.sum().backward()
+    assert torch.equal(values.grad, torch.ones(50, dtype=torch.float64))
