@@ -37,7 +37,7 @@ import pandas as pd
 from robustbnn.metrics.ranking import roc_curve_points
 from robustbnn.report import robust_figures as rf
 from robustbnn.report import shift_figures as sf
-from robustbnn.report.canvas import save_figure
+from robustbnn.report.canvas import plain_log_ticks, save_figure
 from robustbnn.report.styles import model_styles
 from robustbnn.results import names as n
 from robustbnn.results.paths import child, safe_name
@@ -81,6 +81,7 @@ def attack_figure(results: pd.DataFrame, model: str, path: Path) -> Path | None:
             if metric in (n.ADVERSARY_DETECTION, n.ERROR_DETECTION):
                 ax.axhline(0.5, color="grey", lw=0.8, ls=":")
             ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
             ax.set_ylabel(label)
             if row == 0:
                 ax.set_title(f"{model}: FGSM, S_attack = {s:g}")
@@ -136,6 +137,7 @@ def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
             curve = curve.groupby(n.EPS)["value"].mean()
             ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xlabel("eps")
         ax.set_title(f"FGSM accuracy, S_attack = {s:g}")
     axes[0][0].set_ylabel("accuracy")
@@ -169,6 +171,7 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path
     eps = rows[n.EPS]
     if eps.min() > 0 and eps.max() >= 10 * eps.min():  # a log axis only for a wide eps range
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
     ax.set_xlabel("eps")
     ax.set_ylabel("accuracy")
     ax.set_title(f"{task.upper() if task == n.PGD else task} accuracy under attack")

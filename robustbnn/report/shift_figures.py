@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from robustbnn.report.canvas import save_figure
+from robustbnn.report.canvas import plain_log_ticks, save_figure
 from robustbnn.report.shift_detail import shift_frame
 from robustbnn.report.styles import model_styles
 from robustbnn.results import names as n
@@ -212,6 +212,7 @@ def reliability_figure(results: pd.DataFrame, model: str, path: Path) -> Path | 
     bottom.set_xlabel("confidence (max predictive probability)")
     bottom.set_ylabel("share of examples")
     bottom.set_yscale("log")
+    plain_log_ticks(bottom.yaxis)
     bottom.grid(alpha=0.3)
     fig.tight_layout()
     return save_figure(fig, path)
