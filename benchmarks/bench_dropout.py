@@ -1,4 +1,4 @@
-"""Cost of dropout masks on CPU: random bytes against ``torch.rand`` (PROTOCOLS.md §8.6).
+"""Cost of dropout masks on CPU: random bytes against ``torch.rand`` (docs/protocols.md §8.6).
 
 Run with ``pytest benchmarks/bench_dropout.py``. Each group's first test is the
 ``torch.rand`` baseline; the others record their speed relative to it, measured in the same

@@ -176,7 +176,7 @@ def auto_jobs(device: torch.device, executor: str = "local") -> int:
     process keeps the device busy) or with Ray (which schedules cells itself).
 
     On the CPU two one-thread workers keep two cores busier than one two-thread process on
-    these small matrices: the default suite took 0.68 of the time (README, "Wall time").
+    these small matrices: the default suite took 0.68 of the time (docs/running.md, "Wall time").
 
     Raises:
         ConfigError: If ``$ROBUSTBNN_JOBS`` is not a positive whole number.

@@ -68,11 +68,11 @@ class BenchConfig:
     ood: tuple[str, ...] = ("uniform", "gaussian", "glyphs")  # embedded: no download needed
     n_ood: int = 1000
     # Per-set counts that replace n_ood, as (set, n) pairs: BHN scored 1,000 notMNIST images
-    # against 10,000 of everything else (PROTOCOLS.md §1.5), and PR(+)/PR(−) depend on it.
+    # against 10,000 of everything else (docs/protocols.md §1.5), and PR(+)/PR(−) depend on it.
     ood_counts: tuple[tuple[str, int], ...] = ()
     ood_preprocessing: str = "unit"  # "unit" = [0, 1]; "bhn_reference" = the BHN code's scales
     # The split scored as in-distribution against every OOD set: "test", or "val" as the BHN
-    # anomaly-detection code did (its --test_eval defaults to 0) [PROTOCOLS.md §1.5].
+    # anomaly-detection code did (its --test_eval defaults to 0) [docs/protocols.md §1.5].
     ood_in_split: str = "test"
     # Measures from robustbnn.ood.extra.EXTRA_MEASURES scored beside the six defaults.
     extra_measures: tuple[str, ...] = ()
@@ -89,7 +89,8 @@ class BenchConfig:
     pgd_restarts: int = 1
     pgd_objective: str = "expected"  # EOT: mean_s CE (Athalye et al. 2018)
     n_pgd: int = 500  # first n test points (0 = all)
-    # The robustness leaderboard for stochastic models (README "Honest robustness numbers"):
+    # The robustness leaderboard for stochastic models (docs/concepts.md, "Honest robustness
+    # numbers"):
     # any of RobustnessKind (budget, detector_aware, adversarial_ood); () = none.
     robustness: tuple[RobustnessKind, ...] = ()
     n_robust: int = 0  # first n test points of the budget and detector-aware cells (0 = all)
@@ -116,7 +117,7 @@ class BenchConfig:
     adv_ood_steps: int = 40
     adv_ood_s_attack: int = 16
     n_adv_ood: int = 1000  # first n images of each set (0 = the run's count)
-    # Calibration under dataset shift (README "Calibration under dataset shift"): any of
+    # Calibration under dataset shift (docs/concepts.md, "Calibration under dataset shift"): any of
     # robustbnn.results.names.SHIFTS (rotated, corrupted); () = none.
     shift: tuple[ShiftKind, ...] = ()
     n_shift: int = 0  # the first n test points are shifted (0 = all)

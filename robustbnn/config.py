@@ -103,7 +103,7 @@ DROP_RATE = Range(0, 1, high_open=True)  # a dropout rate of 1 drops every unit
 class TrainConfig:
     """Training hyper-parameters shared by every model (each model config extends this).
 
-    Defaults follow the BHN protocol (PROTOCOLS.md §1.3): Adam with its default step size and
+    Defaults follow the BHN protocol (docs/protocols.md §1.3): Adam with its default step size and
     minibatches of 128; model selection by validation accuracy with 20 MC samples per epoch.
     """
 

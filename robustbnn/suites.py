@@ -150,8 +150,9 @@ SUITES.register(
 )
 
 # BHN Table 2 (anomaly detection, Hendrycks & Gimpel's MLP) for the MLP and MC-dropout rows:
-# 784-256-256-256-10 with tanh-GELU as the launchers ran it (PROTOCOLS.md §1.5, §8.1), L2 1e-5,
-# full MNIST, 20 epochs (§8), 100 MC samples, no attacks. In-distribution = the MNIST test set.
+# 784-256-256-256-10 with tanh-GELU as the launchers ran it (docs/protocols.md §1.5, §8.1),
+# L2 1e-5, full MNIST, 20 epochs (§8), 100 MC samples, no attacks. In-distribution = the MNIST
+# test set.
 SUITES.register(
     "bhn_table2",
     BenchConfig(
@@ -167,7 +168,7 @@ SUITES.register(
     ),
 )
 
-# What CI runs to regenerate reports/ and check it against the committed numbers (README
+# What CI runs to regenerate reports/ and check it against the committed numbers (docs/reports.md,
 # "Reports and CI regression check"): three of the default suite's models at a reduced budget
 # on the embedded mnist5k, the leaderboard's two FGSM step sizes plus two for the curves, the
 # full 100-step targeted attack on fewer digits, and the embedded OOD sets only (no data root,

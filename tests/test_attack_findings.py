@@ -90,7 +90,7 @@ def test_targeted_attack_fools_the_deterministic_cnn_sooner_than_mc_dropout() ->
 
 @pytest.mark.slow
 def test_alpha_one_dropout_is_fooled_later_than_the_deterministic_mlp_of_li_and_gal() -> None:
-    # Li & Gal's adversarial net, 3 x 1000 units (PROTOCOLS §3.3); "dropout networks,
+    # Li & Gal's adversarial net, 3 x 1000 units (docs/protocols.md §3.3); "dropout networks,
     # especially the one trained with alpha = 1.0, are significantly more robust". This test
     # measured at steps 10/20/30 (seed 0, 2 threads): mlp .174/.894/.996, bbalpha_1
     # .095/.458/.886 on one machine; on another (its floating point trains other weights) the
@@ -100,7 +100,7 @@ def test_alpha_one_dropout_is_fooled_later_than_the_deterministic_mlp_of_li_and_
     # the mlp;
     # so was the default 2 x 800 pair.) After 100 steps (L-inf up to 1) every model predicts
     # the target: as the paper says, the image has then become a zero. This is Li & Gal's
-    # S_attack = 10; with 100 samples most of the gap closes (README, Attacks).
+    # S_attack = 10; with 100 samples most of the gap closes (docs/attacks.md).
     data = prepare_data(SUITES.get("default"), load_dataset("mnist5k"), CPU)
     net = "hidden=(1000,1000,1000)"
     mlp = _targeted_success("mlp", data, steps=30, override=net)

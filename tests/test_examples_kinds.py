@@ -42,7 +42,7 @@ def _commands(readme: Path) -> list[list[str]]:
 
 
 @pytest.mark.bench
-@pytest.mark.parametrize("readme", ["README.md", "examples/README.md"])
+@pytest.mark.parametrize("readme", ["docs/models.md", "docs/attacks.md", "examples/README.md"])
 def test_every_documented_example_command_plans(readme: str, fresh_registries: None,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """Each example command (of the kinds this file covers) is valid as written, and names an

@@ -89,8 +89,8 @@ def test_full_mnist_accuracy(name: str) -> None:
     if os.environ.get("ROBUSTBNN_FULL_MNIST_TESTS") != "1":
         pytest.skip("full-MNIST training is left out of CI's budget: set "
                     "ROBUSTBNN_FULL_MNIST_TESTS=1 to run it")
-    # 20 epochs with the BHN code's optional 10x lr decay [CODE, PROTOCOLS.md §1.3]. Without the
-    # decay the MLP scored 0.9814 and 0.9784 in two runs (float noise of the fused Adam kernel
+    # 20 epochs with the BHN code's optional 10x lr decay [CODE, docs/protocols.md §1.3]. Without
+    # the decay the MLP scored 0.9814 and 0.9784 in two runs (float noise of the fused Adam kernel
     # alone), on the 0.98 line; with it, mlp 0.9837 / 0.9843 (seeds 0 / 1), mc_dropout 0.9848.
     acc = _test_accuracy(name, "mnist", epochs=20, lr_decay=10.0)
     log.info("full MNIST test accuracy of %s: %.4f", name, acc)  # pytest --log-cli-level=INFO

@@ -124,9 +124,9 @@ def test_nan_logits_at_evaluation_are_flagged_and_the_run_goes_on(
                 and r["task"] != "cost"]
     mlp = [r for r in rows if r["model"] == "mlp"]
     assert {"clean", "fgsm", "ood"} <= {r["task"] for r in mlp}
-    board = pd.read_csv(out / "leaderboard.csv", keep_default_na=False).set_index("model")
+    board = pd.read_csv(out / "all_columns.csv", keep_default_na=False).set_index("model")
     assert board.loc["mlp", "numerical_faults"] == "none"
     assert "clean" in board.loc["nan_model", "numerical_faults"]
     assert "ood on uniform" in board.loc["nan_model", "numerical_faults"]
-    assert "numerical faults" in (out / "leaderboard.md").read_text()
+    assert "numerical faults" in (out / "table_sanity.md").read_text()
     assert not (out / "scores" / "nan_model").exists()

@@ -1,6 +1,6 @@
 """The one Monte Carlo input gradient every attack uses, with the shared label policy.
 
-Two objectives differ for stochastic models (PITFALLS.md §1.2), so both are named:
+Two objectives differ for stochastic models (docs/pitfalls.md §1.2), so both are named:
 
 * ``"predictive"``: CE of the posterior predictive, -log (1/S) sum_s softmax(f_s(x))_y, computed
   with logsumexp. This is what the BHN (``FGS_eval.fgm_grad2``) and Li & Gal
@@ -9,7 +9,7 @@ Two objectives differ for stochastic models (PITFALLS.md §1.2), so both are nam
 * ``"cw"``: the Carlini–Wagner margin on logits, (1/S) sum_s [max_{j≠y} f_s(x)_j − f_s(x)_y]
   (Carlini & Wagner 2017, arXiv:1608.04644). A softmax with a top-two logit gap above ~100
   rounds to one-hot in float32, so the CE's gradient underflows to exactly zero; the margin
-  is linear in the logits and never saturates (PITFALLS.md §1.8).
+  is linear in the logits and never saturates (docs/pitfalls.md §1.8).
 
 Which class the loss is about is the label policy, shared by every attack:
 

@@ -4,7 +4,7 @@ References:
     Goodfellow, Shlens & Szegedy, "Explaining and Harnessing Adversarial Examples",
     ICLR 2015, arXiv:1412.6572. As used by Krueger et al. 2017 (BHN §4.5: true label, 1 or 32
     posterior samples, no clipping in their code) and Li & Gal 2017 (§5.3: predicted label,
-    10 samples, clipped to [0, 1]); PROTOCOLS.md §1.4 and §3.4.
+    10 samples, clipped to [0, 1]); docs/protocols.md §1.4 and §3.4.
 
 Norm: L-infinity. Shapes: x (B, *), y (B,), target (B,) or int -> x_adv (B, *).
 
@@ -50,7 +50,7 @@ EPS_GRIDS: dict[str, tuple[float, ...]] = {
     "ligal": tuple(round(0.02 * i, 2) for i in range(26)),
 }
 
-# The other FGSM settings of each paper (PROTOCOLS.md §1.4, §3.4). BHN's appendix (Fig. 7)
+# The other FGSM settings of each paper (docs/protocols.md §1.4, §3.4). BHN's appendix (Fig. 7)
 # uses n_samples=32, its main text 1.
 PRESETS: dict[str, dict[str, Any]] = {
     "bhn": {"n_samples": 1, "objective": "predictive", "label": "true", "clip": False},

@@ -5,7 +5,7 @@ References:
     Adversarial Attacks", ICLR 2018, arXiv:1706.06083 (L-infinity PGD, random start; their
     MNIST setting eps = 0.3, step 0.01, 40 steps). Athalye, Carlini & Wagner, "Obfuscated
     Gradients Give a False Sense of Security", ICML 2018, arXiv:1802.00420 (EOT: average the
-    gradient over the defence's randomness; PITFALLS.md §1.1).
+    gradient over the defence's randomness; docs/pitfalls.md §1.1).
 
 Each step draws ``n_samples`` fresh posterior samples from the attack's generator and moves
 x <- clip(proj_eps(x + alpha * sign(grad)), 0, 1), the gradient being of

@@ -4,7 +4,7 @@ References:
     Carlini, Athalye, Papernot, Brendel, Rauber, Tsipras, Goodfellow, Madry & Kurakin,
     "On Evaluating Adversarial Robustness", 2019, arXiv:1902.06705: zero gradients, accuracy
     monotone in the perturbation budget, white-box beats random noise, and "verify that
-    attacks succeed if randomness is assigned to one fixed value" (PITFALLS.md §1.1, §1.6,
+    attacks succeed if randomness is assigned to one fixed value" (docs/pitfalls.md §1.1, §1.6,
     §1.8). AutoAttack's ``checks.py`` flags zero gradients the same way.
 
 Each check is a pure function returning a :class:`Check`: a value, a pass flag, and the

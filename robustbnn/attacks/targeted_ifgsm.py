@@ -2,7 +2,7 @@
 
 References:
     Li & Gal, "Dropout Inference in Bayesian Neural Networks with Alpha-divergences",
-    ICML 2017, arXiv:1703.02914, §5.3 and Fig. 7 (PROTOCOLS.md §3.4): target class 0,
+    ICML 2017, arXiv:1703.02914, §5.3 and Fig. 7 (docs/protocols.md §3.4): target class 0,
     applied to the test digits of the other classes, eta = 0.01, 100 steps, 10 MC samples,
     accuracy, target success and entropy tracked every 10 steps. Iterative FGSM: Kurakin,
     Goodfellow & Bengio, "Adversarial examples in the physical world", 2017,
@@ -160,7 +160,7 @@ def targeted_curve(model: torch.nn.Module, x: Tensor, y: Tensor, attack: Targete
     """Run ``attack`` and evaluate every checkpoint with fresh samples (Li & Gal Fig. 7).
 
     The attack draws only from ``generator``; every evaluation draws ``evaluation.s_eval``
-    samples only from ``evaluation.generator`` (PITFALLS.md §1.3). Examples are attacked in
+    samples only from ``evaluation.generator`` (docs/pitfalls.md §1.3). Examples are attacked in
     chunks whose gradient pass fits ``evaluation.memory_mb``
     (:func:`~robustbnn.contract.predict.chunk_rows` with ``grad=True``, divided by
     S_attack), as the bench chunks every attack.

@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from robustbnn.cli.common import check_outputs, data_root, resolve_device, summary
+from robustbnn.cli.common import check_outputs, data_root, resolve_device
+from robustbnn.cli.report import closing_summary
 from robustbnn.errors import ConfigError
 
 __all__ = ["bench_options", "cmd_bench", "failure_summary"]
@@ -88,9 +89,9 @@ def cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     if report.failed or report.skipped:
         sys.stderr.write(failure_summary(outcome, args.out))
         return 1
-    summary(args, [args.out], f"wrote {len(outcome.rows)} results and the reports to "
-            f"{args.out}/ (results.csv, run.json, leaderboard.md/.csv/.json/.html, ood.md, "
-            "figures/)")
+    closing_summary(args, [args.out], args.out,
+                    f"wrote {len(outcome.rows)} results (results.csv, run.json) and the reports "
+                    f"to {args.out}/")
     return 0
 
 

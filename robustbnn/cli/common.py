@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 
 import torch
@@ -12,7 +11,7 @@ import torch
 from robustbnn.errors import DeviceError
 from robustbnn.folders import check_readable, check_writable
 
-__all__ = ["check_outputs", "data_root", "resolve_device", "summary"]
+__all__ = ["check_outputs", "data_root", "resolve_device"]
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -49,16 +48,3 @@ def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
     if getattr(args, "cache", False):
         flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
         check_writable(resolve_cache_dir(args.cache_dir), flag)
-
-
-def summary(args: argparse.Namespace, run_dirs: list[Path], done: str) -> None:
-    """The final summary table (terminal only, not with --quiet) and one closing line."""
-    if args.quiet:
-        return
-    if sys.stdout.isatty():
-        from robustbnn.report.render import load_runs
-        from robustbnn.report.summary import summary_table
-
-        results, _ = load_runs(run_dirs)
-        sys.stdout.write(summary_table(results) + "\n\n")
-    sys.stdout.write(done + "\n")

@@ -130,13 +130,15 @@ def _add_report(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
     report.add_argument("--out", type=Path, metavar="DIR",
                         help="output folder (default: RUN_DIR itself; required for several)")
     report.add_argument("--sort", metavar="COLUMN",
-                        help="leaderboard column key to sort by, best first (default: "
-                             "clean_accuracy; the keys are the leaderboard.csv header)")
+                        help="column key to sort every table by, best first (default: the "
+                             "honest robust accuracy robust_accuracy_allk_eps0.1, else "
+                             "clean_accuracy; the keys are the all_columns.csv header)")
     report.add_argument("--figures", action=argparse.BooleanOptionalAction, default=True,
                         help="draw figures/*.png (default: on)")
     report.add_argument("--check", type=Path, metavar="REFERENCE_DIR",
-                        help="then compare the new leaderboard.json with the committed "
-                             "REFERENCE_DIR/leaderboard.json, within REFERENCE_DIR/"
+                        help="then compare the new all_columns.json with the committed "
+                             "REFERENCE_DIR/all_columns.json (or an older REFERENCE_DIR/"
+                             "leaderboard.json of every column), within REFERENCE_DIR/"
                              "tolerances.json; exit 1 when a number moved beyond tolerance")
     report.add_argument("--tolerances", type=Path, metavar="FILE",
                         help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")

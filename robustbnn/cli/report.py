@@ -1,20 +1,46 @@
-"""``robustbnn report``: re-render stored run folders, optionally against a reference."""
+"""``robustbnn report``: re-render stored run folders, optionally against a reference; and the
+closing summary that ``report`` and ``bench`` print."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from robustbnn.cli.common import summary
 from robustbnn.errors import ConfigError
 from robustbnn.folders import check_writable
 
-__all__ = ["cmd_report"]
+__all__ = ["closing_summary", "cmd_report"]
+
+
+def closing_summary(args: argparse.Namespace, run_dirs: list[Path], out: Path,
+                    done: str) -> None:
+    """The closing summary (nothing with ``--quiet``): on a terminal the headline table, then
+    ``done`` and where the reports of ``out`` are.
+
+    Args:
+        args: The command's arguments (``quiet``, and ``sort`` where the command has it).
+        run_dirs: The rendered run folders.
+        out: The folder the reports went to.
+        done: The closing line, e.g. ``wrote ... to OUT/``.
+    """
+    if args.quiet:
+        return
+    if sys.stdout.isatty():
+        from robustbnn.report.render import load_runs
+        from robustbnn.report.summary import summary_table
+
+        results, runs = load_runs(run_dirs)
+        sys.stdout.write(summary_table(results, runs, sort=getattr(args, "sort", None)) + "\n")
+    from robustbnn.report.summary import report_paths
+
+    paths = report_paths(out)
+    sys.stdout.write(done + (":\n" + paths if paths else "\n"))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """``robustbnn report``: render the run folders, then ``--check`` them if asked."""
-    from robustbnn.report.regression import check
+    from robustbnn.report.regression import check, reference_file
     from robustbnn.report.render import render
 
     if args.out is None and len(args.run_dirs) > 1:
@@ -26,10 +52,11 @@ def cmd_report(args: argparse.Namespace) -> int:
                           "into another folder (--out) to compare against it")
     check_writable(out, "--out")
     render(args.run_dirs, out, sort=args.sort, figures=args.figures)
-    summary(args, args.run_dirs, f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")
+    closing_summary(args, args.run_dirs, out,
+                    f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")
     if args.check is not None:
         n = check(args.check, out, tolerances=args.tolerances)
         if not args.quiet:
             sys.stdout.write(f"regression check passed: {n} numbers within tolerance of "
-                             f"{args.check}/leaderboard.json (timing columns not compared)\n")
+                             f"{reference_file(args.check)} (timing columns not compared)\n")
     return 0

@@ -118,7 +118,7 @@ class Evaluation:
 
     Attributes:
         s_eval: S_eval, the posterior samples of one evaluation.
-        generator: The evaluation's stream, never the attack's (PITFALLS.md §1.3).
+        generator: The evaluation's stream, never the attack's (docs/pitfalls.md §1.3).
         memory_mb: The memory budget of one ``sample_logits`` call, in MiB.
     """
 

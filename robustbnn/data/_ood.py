@@ -16,10 +16,10 @@ from robustbnn.data.root import ENV_VAR, file_digest, sha256_file
 from robustbnn.errors import ConfigError, DataError
 
 # "unit": pixels in [0, 1], the model's input space. "bhn_reference": the scale the Bayesian
-# Hypernetworks reference code fed (PROTOCOLS.md §1.5); equal to "unit" for most sets.
+# Hypernetworks reference code fed (docs/protocols.md §1.5); equal to "unit" for most sets.
 PREPROCESSINGS: tuple[str, ...] = ("unit", "bhn_reference")
 
-# Size of a generated set (noise, glyphs) when n <= 0: the count PROTOCOLS.md §1.5 uses.
+# Size of a generated set (noise, glyphs) when n <= 0: the count docs/protocols.md §1.5 uses.
 GENERATED_DEFAULT_N = 10_000
 
 # Appended to DataErrors about missing files: every way out, as the MNIST loader gives them.

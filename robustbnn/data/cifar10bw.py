@@ -12,7 +12,7 @@ Sources, the first one present winning:
 2. the PNG sprites ``<root>/cifar10/cifar10_batch_<k>.png`` (k = 0, 1, …) from
    ``karpathy/convnetjs``: 1024×1000 RGB, row r of sprite k is image 1000·k + r and its
    column 32·y + x is pixel (y, x). The four shared sprites are CIFAR-10 *training* images
-   0–3,999 (PROVENANCE.md), checked against their sha256.
+   0–3,999 (docs/provenance.md), checked against their sha256.
 
 With ``download=True`` and neither present, torchvision downloads the CIFAR-10 archive.
 
@@ -58,7 +58,7 @@ BATCHES = "cifar-10-batches-py"
 BATCH_FOLDERS = (".", SPRITE_FOLDER)  # torchvision's CIFAR10(root) layout, then ours
 TEST_BATCH = "test_batch"
 GRAY_WEIGHTS = (0.2989, 0.587, 0.114)  # tf.image.rgb_to_grayscale
-# torchvision.datasets.CIFAR10.test_list (md5), and shared/data/SHA256SUMS for the sprites.
+# torchvision.datasets.CIFAR10.test_list (md5), and docs/provenance.md for the sprites.
 CIFAR10BW_DIGESTS: dict[str, str] = {
     "test_batch": "40351d587109b95175f43aff81a1287e",
     "cifar10_batch_0.png": "0614720d69293a033786d5fe2924c4e9a9b48874f19ca4627c4662a864ee9f2d",

@@ -6,7 +6,7 @@ needs no download. Use it where the notMNIST files are missing, and say so in re
 
 Image i is letter ``"ABCDEFGHIJ"[i % 10]`` drawn white on black (like MNIST), with a font,
 size, rotation and shift drawn from ``numpy.random.default_rng([seed, i])``, so image i is the
-same whatever the order or number of images requested (PITFALLS.md §1.11). Glyph outlines
+same whatever the order or number of images requested (docs/pitfalls.md §1.11). Glyph outlines
 come from ``matplotlib.textpath.TextPath`` (the font's own curves, not a FreeType bitmap),
 are filled even-odd and rasterised with 4×4 supersampling, so pixel values are coverages in
 [0, 1]. The result depends on the font files of the installed matplotlib.

@@ -1,6 +1,6 @@
 """Noise OOD sets generated per index, so image i is the same whatever the access order.
 
-Each image i is drawn from ``numpy.random.default_rng([seed, i])`` (PITFALLS.md §1.11: one
+Each image i is drawn from ``numpy.random.default_rng([seed, i])`` (docs/pitfalls.md §1.11: one
 stateful generator makes image i depend on access order and worker layout).
 """
 
@@ -21,7 +21,7 @@ def gaussian_noise(n: int, *, seed: int = 0, shape: tuple[int, ...] = (1, 28, 28
                    clip: bool = True) -> Tensor:
     """``n`` images with pixels i.i.d. N(0, 1); clipped to [0, 1] unless ``clip=False``.
 
-    The BHN reference fed the unclipped values (PROTOCOLS.md §1.5); clipping keeps the inputs
+    The BHN reference fed the unclipped values (docs/protocols.md §1.5); clipping keeps the inputs
     in the model's pixel range.
     """
     imgs = [np.random.default_rng([seed, i]).standard_normal(shape, dtype=np.float32)

@@ -4,7 +4,7 @@ Two on-disk forms are read, the first one present winning:
 
 1. ``<root>/notmnist/t10k-images-idx3-ubyte.gz``: David Flanagan's IDX conversion of a random
    sample of 1,000 images per letter from ``notMNIST_small`` (10,000 images, already shuffled),
-   checked against its sha256 (``shared/data/SHA256SUMS``);
+   checked against its sha256 (``docs/provenance.md``);
 2. ``<root>/notmnist/notMNIST_small.tar.gz``: the original archive (folders ``A`` … ``J`` of
    28×28 PNGs), read in memory with every member size-bounded. It is checked against its
    sha256 when one is known (``checksums`` or :data:`ARCHIVE_SHA256`); no digest of it is
@@ -55,7 +55,7 @@ FOLDER = "notmnist"
 IMAGES = "t10k-images-idx3-ubyte.gz"
 ARCHIVE = "notMNIST_small.tar.gz"
 # What --download fetches: the IDX images of davidflanagan/notMNIST-to-MNIST at the commit whose
-# files shared/data/PROVENANCE.md records, over https, verified by NOTMNIST_SHA256 below.
+# files docs/provenance.md records, over https, verified by NOTMNIST_SHA256 below.
 IMAGES_URL = ("https://raw.githubusercontent.com/davidflanagan/notMNIST-to-MNIST/"
               "17823f4d4a3acd8317c07866702d2eb2ac79c7a0/" + IMAGES)
 ARCHIVE_BYTES = 8_458_043
@@ -69,7 +69,7 @@ ARCHIVE_IMAGES = 18_724
 MAX_MEMBER_BYTES = 1 << 20  # a 28x28 grayscale PNG is under 2 kB; bounds memory per member
 _FIX = "delete it and re-download (--download), or point --data-root at a good copy"
 LETTERS = "ABCDEFGHIJ"
-# From shared/data/SHA256SUMS (davidflanagan/notMNIST-to-MNIST, see PROVENANCE.md).
+# The sha256s of davidflanagan/notMNIST-to-MNIST's files, as docs/provenance.md lists them.
 NOTMNIST_SHA256: dict[str, str] = {
     "t10k-images-idx3-ubyte.gz":
         "70ae9e06201f2827e5b0a3781a3169d735dd2efc69996b9eeaee7f10ed4044d7",
@@ -197,7 +197,7 @@ class NotMNISTSet(OODFileSet):
     Order: the IDX file's order (already shuffled, 1,000 per letter); for the archive, the
     letters interleaved (see :func:`read_notmnist_archive`). ``"unit"`` gives [0, 1];
     ``"bhn_reference"`` gives [-0.5, 0.5], the Udacity scale ``(x - 127.5) / 255`` of the
-    ``notMNIST.pickle`` the Bayesian Hypernetworks code used (PROTOCOLS.md §1.5; it used 1,000
+    ``notMNIST.pickle`` the Bayesian Hypernetworks code used (docs/protocols.md §1.5; it used 1,000
     images). Files are checked against :data:`NOTMNIST_SHA256` by default (the sha256 of the
     IDX files and, optionally, of the archive). With ``download=True`` and neither file
     present, the IDX images are fetched over https and verified by their sha256.

@@ -15,7 +15,7 @@ zips; an image is kept once per path ``alphabet/character/file.png``.
 The alphabet order. The reference indexes ``data_background.mat``, whose ``names`` we could
 not read; we take it to be the sorted folder list (:data:`BACKGROUND_ALPHABETS`, MATLAB
 ``dir`` order, the order of the zip's folders). That yields the 15 names in
-:data:`SAFE_ALPHABETS`, which PROVENANCE.md derives the same way.
+:data:`SAFE_ALPHABETS`, which docs/provenance.md derives the same way.
 
 Polarity. The PNGs hold black strokes (0) on white (1). Inverting them gives white strokes on
 black, like MNIST; that is what this loader returns. Read literally, the reference did the
@@ -59,7 +59,7 @@ from robustbnn.errors import DataError
 
 FOLDERS = ("omniglot", "omniglot-py")  # ours, then torchvision's download folder
 ZIPS = ("images_background.zip", "images_background_small1.zip", "images_background_small2.zip")
-# sha256 from shared/data/SHA256SUMS for the small zips; torchvision's md5 for the full set.
+# sha256 from docs/provenance.md for the small zips; torchvision's md5 for the full set.
 OMNIGLOT_DIGESTS: dict[str, str] = {
     "images_background.zip": "68d2efa1b9178cc56df9314c21c6e718",
     "images_background_small1.zip":
@@ -171,7 +171,7 @@ class OmniglotSet(OODFileSet):
     alphabet. Each image is inverted (1 − img: white strokes on black) and resized 105→28
     with area averaging (``torch.nn.functional.interpolate(mode="area")``, an antialiasing box
     filter), so values stay in [0, 1] and are not binary. Both preprocessings are the same:
-    PROTOCOLS.md §1.5 measured that the reference numbers need the [0, 1] scale (on polarity,
+    docs/protocols.md §1.5 measured that the reference numbers need the [0, 1] scale (on polarity,
     see the module docstring). Zips are checked against :data:`OMNIGLOT_DIGESTS` by default;
     with ``download=True`` and no zip present, torchvision fetches ``images_background.zip``.
     """

@@ -3,7 +3,7 @@
 Every set loads through one signature,
 ``load(data_root, n, *, seed, preprocessing, download) -> Tensor``, and returns float32
 images of shape (N, 1, 28, 28). ``n <= 0`` means all of a file-based set, and 10,000 images
-of a generated one (the count of PROTOCOLS.md §1.5).
+of a generated one (the count of docs/protocols.md §1.5).
 
 Order. File-based sets return their first ``n`` images in a fixed order that ``seed`` does
 not change (stated per loader: file order for notMNIST IDX, Fashion-MNIST, KMNIST and CIFAR;
@@ -16,7 +16,7 @@ Preprocessing (:data:`PREPROCESSINGS`):
 - ``"unit"``: [0, 1], the model's pixel space (Gaussian noise clipped to it).
 - ``"bhn_reference"``: what the Bayesian Hypernetworks reference code fed, where it differs:
   notMNIST (and ``glyphs``, its stand-in) in [-0.5, 0.5] and Gaussian noise unclipped. For
-  Omniglot it equals ``"unit"``, because PROTOCOLS.md §1.5 measured that the published
+  Omniglot it equals ``"unit"``, because docs/protocols.md §1.5 measured that the published
   numbers need the [0, 1] scale; for uniform noise and CIFARbw the reference used [0, 1]; the
   reference did not use Fashion-MNIST or KMNIST.
 

@@ -66,7 +66,7 @@ def log_predictive_probs(logits: Tensor) -> Tensor:
     """Log of the Monte Carlo predictive, log p̄ = logsumexp_s log_softmax(logits_s) - log S.
 
     Stays finite where ``log(mean(softmax))`` underflows, so it is the form to use for
-    losses and attacks on the predictive (PITFALLS.md 1.8).
+    losses and attacks on the predictive (docs/pitfalls.md §1.8).
 
     Args:
         logits: Per-sample logits, shape (S, B, C).

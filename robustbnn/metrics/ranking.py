@@ -4,7 +4,7 @@ Functions named ``*_score`` in scikit-learn return a value to maximise; every fu
 returns a value whose direction is fixed in ``report/schema.py::HIGHER_IS_BETTER`` (higher is
 better for ``auroc``, ``aupr_in``, ``aupr_out``; lower for ``fpr_at_95_tpr``).
 
-Conventions, pinned once here (PITFALLS.md 1.10):
+Conventions, pinned once here (docs/pitfalls.md §1.10):
 
 * ``labels`` are 0 for in-distribution and 1 for OOD, and **OOD is the positive class**.
 * ``scores`` are uncertainties: **higher means more OOD**. Feed the measures of

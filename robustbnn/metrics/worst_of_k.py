@@ -2,7 +2,7 @@
 
 A stochastic model's prediction on one input is a random variable. Reporting the accuracy of a
 single evaluation picks one draw of it, and the draw that happened to be right inflates the
-robustness of randomized defences (PITFALLS.md §1.1; RobustBench PRs #104/#105). Here every
+robustness of randomized defences (docs/pitfalls.md §1.1; RobustBench PRs #104/#105). Here every
 input is evaluated ``k`` times, each time with ``S_eval`` fresh samples (predictive = argmax of
 the mean of the ``S_eval`` softmaxes), and three numbers summarise the ``k x B`` predictions:
 

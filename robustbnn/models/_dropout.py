@@ -1,6 +1,6 @@
 """Dropout masks drawn from an explicit generator, independent of train/eval mode.
 
-On CPU, drawing the masks costs more than the matmuls of an MC-dropout pass (PROTOCOLS.md
+On CPU, drawing the masks costs more than the matmuls of an MC-dropout pass (docs/protocols.md
 §8.6). ``torch.rand`` spends one 32-bit Mersenne-Twister draw and a float conversion per
 element; when the drop rate is a multiple of 1/256 (0.25, ...) a mask only needs one uniform
 byte per element, one full-range 64-bit draw giving eight of them; at p = 1/2, the papers'

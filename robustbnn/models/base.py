@@ -170,6 +170,11 @@ class ModelSpec:
             one): ``fit(model, cfg, data, trainer) -> dict`` replaces the harness's single
             :func:`robustbnn.training.fit.fit` call; ``trainer`` is a :class:`PartTrainer`. The
             returned dict is the fit report stored in the cache and ``run.json``.
+        family: The family the reports group the model in, a short display name
+            (``"deterministic"``, ``"MC dropout"``, ``"variational"``, ``"hypernetwork"``,
+            ``"ensemble & post-hoc"``, or a new one); ``"other"`` when not given. It is
+            recorded in ``run.json`` (``models.<name>.family``) for figures and filters only:
+            it is no part of the cache key or any cell id.
     """
 
     build: Callable[[Any, tuple[int, ...], int, torch.Generator | None], BayesianModule]
@@ -181,6 +186,7 @@ class ModelSpec:
     shrink: Mapping[str, Mapping[str, Any]] = dataclasses.field(
         default_factory=lambda: MappingProxyType({}))
     fit: Callable[[BayesianModule, Any, DataBundle, PartTrainer], dict[str, Any]] | None = None
+    family: str = "other"
 
 
 def code_identity(spec: ModelSpec) -> dict[str, str]:

@@ -14,7 +14,7 @@ in the paper [TEXT-LG §5.2], the default suite's S_eval).
 References:
     Li & Gal, "Dropout Inference in Bayesian Neural Networks with Alpha-divergences",
     ICML 2017, arXiv:1703.02914. Code: YingzhenLi/Dropout_BBalpha @ c2f1733
-    (``BBalpha_dropout.py``, ``train_model.py``), PROTOCOLS.md §3.1-3.3.
+    (``BBalpha_dropout.py``, ``train_model.py``), docs/protocols.md §3.1-3.3.
 """
 
 from __future__ import annotations
@@ -147,6 +147,7 @@ def _spec(config: type[BBAlphaConfig], which: str) -> ModelSpec:
         reference="Li & Gal 2017, arXiv:1703.02914",
         stochastic=True,
         shrink={"smoke": SMOKE},
+        family="MC dropout",
     )
 
 

@@ -15,7 +15,7 @@ for most weights: the posterior std reflects the budget until training has conve
 
 References:
     Blundell, Cornebise, Kavukcuoglu & Wierstra, "Weight Uncertainty in Neural Networks",
-    ICML 2015, arXiv:1505.05424. PROTOCOLS.md §4.
+    ICML 2015, arXiv:1505.05424. docs/protocols.md §4.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class BBBConfig(MLPConfig):
 class BBBGaussianConfig(BBBConfig):
     """Bayes by Backprop with a Gaussian prior N(0, σ²)."""
 
-    # The paper's σ is [NOT FOUND] (PROTOCOLS §4.1); σ = 1 is the −log σ = 0 end of the
+    # The paper's σ is [NOT FOUND] (docs/protocols.md §4.1); σ = 1 is the −log σ = 0 end of the
     # grid {0, ..., 4} swept by torchbayes [3RD] and of the mixture's −log σ1 grid {0, 1, 2}.
     neg_log_sigma: float = 0.0
 
@@ -399,6 +399,7 @@ MODELS.register(
         description="Bayes by Backprop, factorised Gaussian posterior, Gaussian prior",
         reference="Blundell et al. 2015, arXiv:1505.05424",
         stochastic=True,
+        family="variational",
         shrink={"smoke": SMOKE},
     ),
 )
@@ -410,6 +411,7 @@ MODELS.register(
         description="Bayes by Backprop, factorised Gaussian posterior, scale-mixture prior",
         reference="Blundell et al. 2015, arXiv:1505.05424",
         stochastic=True,
+        family="variational",
         shrink={"smoke": SMOKE},
     ),
 )

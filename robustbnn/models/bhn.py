@@ -23,7 +23,7 @@ estimate keeps the constant-in-θ term log N(ε), which does not change any grad
 
 References:
     Krueger, Huang, Islam, Turner, Lacoste & Courville, "Bayesian Hypernetworks",
-    arXiv:1710.04759, 2017. PROTOCOLS.md §1.1–1.3; code ``CW-Huang/BayesianHypernet``
+    arXiv:1710.04759, 2017. docs/protocols.md §1.1–1.3; code ``CW-Huang/BayesianHypernet``
     (``BHNs.py::MLPWeightNorm_BHN``, ``Base_BHN``).
 """
 
@@ -312,6 +312,7 @@ MODELS.register(
         description="Bayesian hypernet: IAF (MADE) flow over weight-norm scales",
         reference="Krueger et al. 2017, arXiv:1710.04759",
         stochastic=True,
+        family="hypernetwork",
         shrink={"smoke": SMOKE},
     ),
 )
@@ -323,6 +324,7 @@ MODELS.register(
         description="Bayesian hypernet: RealNVP flow over weight-norm scales",
         reference="Krueger et al. 2017, arXiv:1710.04759",
         stochastic=True,
+        family="hypernetwork",
         shrink={"smoke": SMOKE},
     ),
 )

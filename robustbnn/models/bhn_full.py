@@ -133,6 +133,7 @@ MODELS.register(
         description="Bayesian hypernet generating every weight of a small MLP (flow)",
         reference="Krueger et al. 2017, arXiv:1710.04759, Fig. 1",
         stochastic=True,
+        family="hypernetwork",
         shrink={"smoke": SMOKE},
     ),
 )

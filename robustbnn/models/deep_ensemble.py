@@ -116,6 +116,7 @@ MODELS.register(
         description="Deep ensemble of 5 MLE MLPs, independently initialised and trained",
         reference="Lakshminarayanan et al. 2017 (NeurIPS); Ovadia et al. 2019",
         stochastic=True,
+        family="ensemble & post-hoc",
         shrink={"smoke": {**SMOKE, "members": 3}},
         fit=fit_members,
     ),

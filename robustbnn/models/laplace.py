@@ -276,6 +276,7 @@ MODELS.register(
         reference="Daxberger et al. 2021 (Laplace Redux, NeurIPS), arXiv:2106.14806; "
                   "MacKay 1992",
         stochastic=True,
+        family="ensemble & post-hoc",
         version="1",
         shrink={"smoke": SMOKE},
     ),

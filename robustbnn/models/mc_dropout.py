@@ -53,6 +53,7 @@ MODELS.register(
         description="MC dropout, p = 0.5 after each hidden layer, masks kept on at test",
         reference="Gal & Ghahramani 2016, arXiv:1506.02142",
         stochastic=True,
+        family="MC dropout",
         shrink={"smoke": SMOKE},
     ),
 )

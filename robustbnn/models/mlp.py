@@ -79,7 +79,7 @@ class MLEConfig(NetConfig):
     """A network trained by maximum likelihood with Adam."""
 
     # L2 coupled into the optimiser update; the BHN AD baselines use 1e-5 on all parameters
-    # [CODE BHN dk_anomaly_detection.py, PROTOCOLS.md §1.5], BHN Table 1 none.
+    # [CODE BHN dk_anomaly_detection.py, docs/protocols.md §1.5], BHN Table 1 none.
     weight_decay: float = 0.0
 
 
@@ -271,6 +271,7 @@ MODELS.register(
         description="MLE MLP (Adam), deterministic",
         reference="Krueger et al. 2017 (BHN), MLE baseline",
         stochastic=False,
+        family="deterministic",
         shrink={"smoke": SMOKE},
     ),
 )
@@ -283,6 +284,7 @@ MODELS.register(
         description="MLP trained with dropout p = 0.5 after each hidden layer, deterministic",
         reference="Srivastava et al. 2014 (JMLR); the dropout baseline of BHN Tables 1-2",
         stochastic=False,
+        family="deterministic",
         shrink={"smoke": SMOKE},
     ),
 )

@@ -145,6 +145,7 @@ MODELS.register(
         description="matrix-variate Gaussian VI: MN(M, diag a, diag b) weights per layer",
         reference="Louizos & Welling 2016, arXiv:1603.04733 (baseline of Kristiadi 2018)",
         stochastic=True,
+        family="variational",
         shrink={"smoke": SMOKE},
     ),
 )

@@ -15,7 +15,7 @@ from robustbnn.errors import ConfigError
 
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
-    "gelu": lambda t: F.gelu(t, approximate="tanh"),  # BHN AD launchers [PROTOCOLS §8.1]
+    "gelu": lambda t: F.gelu(t, approximate="tanh"),  # BHN AD launchers [docs/protocols.md §8.1]
     "tanh": torch.tanh,
     "sigmoid": torch.sigmoid,
 }
@@ -38,7 +38,7 @@ def _init_default_(layer: nn.Linear | nn.Conv2d, generator: torch.Generator | No
         nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
 
 
-# Initialisations of a dense layer, by config name [PROTOCOLS.md §1.3, §3.2, §4.4]:
+# Initialisations of a dense layer, by config name [docs/protocols.md §1.3, §3.2, §4.4]:
 # "torch"   PyTorch's nn.Linear default: U(±1/sqrt(fan_in)) weights (kaiming a=sqrt 5) and bias;
 # "glorot"  Glorot-uniform weights U(±sqrt(6/(fan_in+fan_out))), zero bias: Lasagne's DenseLayer
 #           (the BHN code) and Keras 1's Dense (Li & Gal's code); about twice the torch bound

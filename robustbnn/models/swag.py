@@ -304,6 +304,7 @@ MODELS.register(
         description="SWA-Gaussian over the MLP's trajectory: diagonal + rank-20 covariance",
         reference="Maddox et al. 2019 (NeurIPS), arXiv:1902.02476",
         stochastic=True,
+        family="ensemble & post-hoc",
         version="1",
         shrink={"smoke": SMOKE},
     ),

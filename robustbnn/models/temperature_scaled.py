@@ -111,6 +111,7 @@ MODELS.register(
         description="MLE MLP with one temperature fitted on the validation NLL, deterministic",
         reference="Guo et al. 2017 (ICML), arXiv:1706.04599",
         stochastic=False,
+        family="deterministic",
         version="1",
         shrink={"smoke": SMOKE},
     ),

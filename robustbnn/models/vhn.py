@@ -167,6 +167,7 @@ MODELS.register(
         description="variational hypernet: input-dependent matrix-normal weights, vector scaling",
         reference="Kristiadi 2018, Variational Hypernetworks (note)",
         stochastic=True,
+        family="hypernetwork",
         shrink={"smoke": SMOKE},
     ),
 )

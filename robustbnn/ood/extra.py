@@ -7,7 +7,7 @@ wants in ``extra_measures`` and they are scored like the defaults (higher = more
 ``log_mean_entropy_bits``  −Σ_c q_c log₂ q_c with q = exp((1/S) Σ_s log p_s): the entropy in
                            bits of the geometric mean of the samples' probabilities, not
                            renormalised; the Bayes by Backprop PyTorch tutorial's measure on
-                           N(0, 1) noise (PROTOCOLS.md §4.4)
+                           N(0, 1) noise (docs/protocols.md §4.4)
 =========================  =================================================================
 """
 

@@ -36,7 +36,8 @@ Naming clash, "variation ratio": the Bayesian hypernetwork papers and code (Krue
 2017, Table 2 and ``acquisition_functions.py``) call 1 - max_c p̄_c the "variation ratio";
 that is ``max_prob`` here. Gal (2016, §3.3) and torch-uncertainty define it as the mode
 frequency 1 - f_mode / S of the per-sample predicted classes; that is ``variation_ratio``
-here. The two agree only when every sample is one-hot (PROTOCOLS.md §5, PITFALLS.md 1.10).
+here. The two agree only when every sample is one-hot (docs/protocols.md §5,
+docs/pitfalls.md §1.10).
 
 Inputs are assumed to be probability vectors over C; unlike BHN's ``scipy.stats.entropy`` the
 entropies do not renormalise them. Nothing is detached: the differentiable measures pass

@@ -1,8 +1,9 @@
 """One leaderboard column, and the two selections every family of columns makes.
 
-:class:`Column` says what a column measures and how it is shown; :func:`per_run` gives one
-number per (model, run); :func:`best_measure` picks, per model, the uncertainty measure with
-the best run-averaged value. :mod:`robustbnn.report.columns` lists the columns.
+:class:`Column` says what a column measures, which aspect table it belongs to
+(:data:`ASPECTS`) and how it is shown; :func:`per_run` gives one number per (model, run);
+:func:`best_measure` picks, per model, the uncertainty measure with the best run-averaged
+value. :mod:`robustbnn.report.columns` lists the columns.
 """
 
 from __future__ import annotations
@@ -13,7 +14,14 @@ import pandas as pd
 
 from robustbnn.results.schema import HIGHER_IS_BETTER, group_mean
 
-__all__ = ["Column", "best_measure", "per_run"]
+__all__ = ["ASPECTS", "ATTACKS", "Column", "OOD", "ROBUSTNESS", "SANITY", "SHIFT",
+           "best_measure", "per_run"]
+
+# The aspects: every column belongs to exactly one, and each aspect is a table of its own
+# (robustbnn.report.aspects). Name -> title, in page order.
+ATTACKS, ROBUSTNESS, OOD, SHIFT, SANITY = "attacks", "robustness", "ood", "shift", "sanity"
+ASPECTS = {ATTACKS: "Attacks", ROBUSTNESS: "Robustness", OOD: "OOD detection",
+           SHIFT: "Calibration and dataset shift", SANITY: "Sanity checks and cost"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,6 +35,13 @@ class Column:
         kind: ``"number"`` or ``"text"``.
         fmt: Format spec of a number in Markdown/HTML (``"d"``: an integer with separators).
         timing: Machine-dependent (wall-clock); excluded from the CI regression check.
+        aspect: The aspect table it belongs to, a key of :data:`ASPECTS`.
+        measure_key: Key of the text column naming the measure behind this number; a table
+            that shows this column but not that one shows the name in the cell,
+            ``0.9632 (bald)`` (the headline, :mod:`robustbnn.report.headline`). "" for none.
+        bound_key: Key of the text column saying whether this number is an upper bound; a
+            table that shows this column but not that one marks such a cell with
+            :data:`robustbnn.report.leaderboard.UPPER_BOUND_MARK`. "" for none.
     """
 
     key: str
@@ -35,6 +50,15 @@ class Column:
     kind: str = "number"
     fmt: str = ".4f"
     timing: bool = False
+    aspect: str = ""
+    measure_key: str = ""
+    bound_key: str = ""
+
+    def __post_init__(self) -> None:
+        """Refuse a column without a known aspect: it would reach no aspect table."""
+        if self.aspect not in ASPECTS:
+            raise ValueError(f"column {self.key!r}: aspect {self.aspect!r} is not one of "
+                             f"{list(ASPECTS)}")
 
     @property
     def higher_is_better(self) -> bool | None:

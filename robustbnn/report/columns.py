@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.column import Column, best_measure, per_run
+from robustbnn.report.column import ATTACKS, OOD, SANITY, SHIFT, Column, best_measure, per_run
 from robustbnn.report.robust_columns import robustness_columns
 from robustbnn.report.shift_columns import shift_columns
 from robustbnn.results import names as n
@@ -64,7 +64,7 @@ def _attack_accuracy(results: pd.DataFrame, task: str) -> list[tuple[Column, pd.
         at_eps = acc[acc[n.EPS] == eps]
         s = at_eps[n.S_ATTACK].max()
         col = Column(f"{task}_accuracy_eps{eps:g}_S{s:g}",
-                     f"{task_title(task)} acc ε={eps:g} S={s:g}", n.ACCURACY)
+                     f"{task_title(task)} acc ε={eps:g} S={s:g}", n.ACCURACY, aspect=ATTACKS)
         out.append((col, per_run(at_eps[at_eps[n.S_ATTACK] == s])))
     return out
 
@@ -72,7 +72,8 @@ def _attack_accuracy(results: pd.DataFrame, task: str) -> list[tuple[Column, pd.
 def _clean(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     """Clean accuracy, NLL, ECE and Brier score."""
     clean = results[results["task"] == n.CLEAN]
-    return [(Column(f"clean_{name}", title, name), per_run(clean[clean["metric"] == name]))
+    return [(Column(f"clean_{name}", title, name, aspect=SHIFT),
+             per_run(clean[clean["metric"] == name]))
             for name, title in ((n.ACCURACY, "clean acc"), (n.NLL, "NLL"), (n.ECE, "ECE"),
                                 (n.BRIER, "Brier"))]
 
@@ -91,7 +92,7 @@ def _fgsm(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         for s in sorted(acc[n.S_ATTACK].dropna().unique()):
             sel = acc[(acc[n.EPS] == eps) & (acc[n.S_ATTACK] == s)]
             out.append((Column(f"fgsm_accuracy_eps{eps:g}_S{s:g}", f"FGSM acc ε={eps:g} S={s:g}",
-                               n.ACCURACY), per_run(sel)))
+                               n.ACCURACY, aspect=ATTACKS), per_run(sel)))
     return out
 
 
@@ -104,7 +105,8 @@ def _attacks(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     if len(targeted):
         step = targeted[n.STEP].max()
         out.append((Column(f"targeted_success_step{step:g}", f"targeted success @{step:g} steps",
-                           n.TARGET_SUCCESS), per_run(targeted[targeted[n.STEP] == step])))
+                           n.TARGET_SUCCESS, aspect=ATTACKS),
+                    per_run(targeted[targeted[n.STEP] == step])))
     return out
 
 
@@ -118,17 +120,20 @@ def _detection(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         s = det[n.S_ATTACK].max()
         key = f"adversary_detection_eps{DETECTION_EPS:g}_S{s:g}"
         value, best = best_measure(det[det[n.S_ATTACK] == s], n.AUROC)
-        out.append((Column(key, f"adv. detection AUROC ε={DETECTION_EPS:g} S={s:g}", n.AUROC),
-                    value))
-        out.append((Column(f"{key}_measure", "adv. detection measure", kind="text"), best))
+        out.append((Column(key, f"adv. detection AUROC ε={DETECTION_EPS:g} S={s:g}", n.AUROC,
+                           aspect=ATTACKS, measure_key=f"{key}_measure"), value))
+        out.append((Column(f"{key}_measure", "adv. detection measure", kind="text",
+                           aspect=ATTACKS), best))
     ood = results[(results["task"] == n.OOD) & (results["metric"] == n.AUROC)
                   & ~results["dataset"].str.startswith("heldout:")
                   & ~results["measure"].isin(LOGIT_MEASURES)]
     if len(ood):
         mean = ood.groupby(["model", "run", "measure"], sort=True)["value"].mean().reset_index()
         value, best = best_measure(mean, n.AUROC)
-        out.append((Column("ood_auroc_mean", "mean OOD AUROC", n.AUROC), value))
-        out.append((Column("ood_auroc_mean_measure", "OOD measure", kind="text"), best))
+        out.append((Column("ood_auroc_mean", "mean OOD AUROC", n.AUROC, aspect=OOD,
+                           measure_key="ood_auroc_mean_measure"), value))
+        out.append((Column("ood_auroc_mean_measure", "OOD measure", kind="text", aspect=OOD),
+                    best))
     return out
 
 
@@ -140,12 +145,14 @@ def _cost_and_checks(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     if len(timing):
         s = timing[n.S_EVAL].max()
         out.append((Column(n.SECONDS_PER_1000_PREDICTIONS, f"s / 1k predictions (S={s:g})",
-                           n.SECONDS_PER_1000_PREDICTIONS, fmt=".3f", timing=True),
-                    per_run(timing)))
-    out.append((Column(n.PARAMETERS, n.PARAMETERS, n.PARAMETERS, fmt="d"),
+                           n.SECONDS_PER_1000_PREDICTIONS, fmt=".3f", timing=True,
+                           aspect=SANITY), per_run(timing)))
+    out.append((Column(n.PARAMETERS, n.PARAMETERS, n.PARAMETERS, fmt="d", aspect=SANITY),
                 per_run(cost[cost["metric"] == n.PARAMETERS])))
-    out.append((Column("sanity", "sanity checks failed", kind="text"), _sanity(results)))
-    out.append((Column(NUMERICAL_FAULTS, "numerical faults", kind="text"), _faults(results)))
+    out.append((Column("sanity", "sanity checks failed", kind="text", aspect=SANITY),
+                _sanity(results)))
+    out.append((Column(NUMERICAL_FAULTS, "numerical faults", kind="text", aspect=SANITY),
+                _faults(results)))
     return out
 
 

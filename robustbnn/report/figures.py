@@ -8,10 +8,11 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
   by side).
 * ``targeted_<model>.png``: the targeted attack against step: accuracy on the true label and
   target success, mean uncertainty per measure, and the L-infinity / L2 distortion.
-* ``fgsm_accuracy.png``: FGSM accuracy against eps for every model, one panel per S_attack.
+* ``fgsm_accuracy.png``: FGSM accuracy against eps for every model, a row of panels per
+  S_attack and a column per model family.
 * ``<task>_accuracy.png`` for every other attack task (``pgd`` and plug-in attacks: rows with
   ``eps`` and ``S_attack`` knobs and metric accuracy): accuracy against eps for every model,
-  one line style per S_attack.
+  a panel per model family, one line style per S_attack.
 * the robustness figures of :mod:`robustbnn.report.robust_figures` (``budget_accuracy.png``,
   ``budget_<model>.png``, ``detection_aware.png``, ``ood_roc.png``);
 * the dataset-shift figures of :mod:`robustbnn.report.shift_figures` (``shift_rotation.png``,
@@ -21,31 +22,48 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
   Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
 
+Figures with every model draw a column of panels per model family
+(:func:`robustbnn.report.families.panel_groups`, from the families ``run.json`` records) with
+one legend below, and give each model one colour-and-marker pair in all of them
+(:func:`robustbnn.report.styles.styles_for`).
+
 File names built from model and task names go through :func:`robustbnn.results.paths.safe_name`
-and are checked to stay in ``figures/``; every PNG is written atomically under a unique
-temporary name, so concurrent renders of one folder do not collide.
+and are checked to stay in ``figures/``; every figure is written as a PNG and an SVG beside it
+(:func:`robustbnn.report.canvas.save_figure`), each atomically under a unique temporary name,
+so concurrent renders of one folder do not collide.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.lines import Line2D
 
 from robustbnn.metrics.ranking import roc_curve_points
 from robustbnn.report import robust_figures as rf
 from robustbnn.report import shift_figures as sf
-from robustbnn.report.canvas import plain_log_ticks, save_figure
-from robustbnn.report.styles import model_styles
+from robustbnn.report.canvas import (
+    family_legend,
+    family_panels,
+    plain_log_ticks,
+    save_figure,
+    svg_twin,
+)
+from robustbnn.report.families import model_families, panel_groups
+from robustbnn.report.styles import styles_for
 from robustbnn.results import names as n
 from robustbnn.results.paths import child, safe_name
 from robustbnn.results.schema import attack_tasks, with_knobs
 from robustbnn.results.scores import read_scores, scores_path
 
 __all__ = ["HEADLINE", "attack_accuracy_figure", "attack_figure", "fgsm_overview",
-           "headline_figures", "ood_figure", "targeted_figure", "write_figures"]
+           "headline_figures", "ood_figure", "recorded_families", "targeted_figure",
+           "write_figures"]
 
 
 def _by_eps(rows: pd.DataFrame) -> tuple[pd.DataFrame, list[float]]:
@@ -122,34 +140,59 @@ def targeted_figure(results: pd.DataFrame, model: str, path: Path) -> Path | Non
     return save_figure(fig, path)
 
 
-def fgsm_overview(results: pd.DataFrame, path: Path) -> Path | None:
-    """FGSM accuracy against eps for every model, one panel per S_attack."""
+def fgsm_overview(results: pd.DataFrame, path: Path, *,
+                  families: Mapping[str, str] | None = None) -> Path | None:
+    """FGSM accuracy against eps for every model: a row per S_attack, a column per family.
+
+    Args:
+        results: The results frame.
+        path: Where the PNG goes (the SVG beside it).
+        families: Each model's family (:func:`robustbnn.report.families.model_families`);
+            without, the models are split into panels of a readable size.
+
+    Returns:
+        The path written, or None when the results hold no FGSM accuracy rows.
+    """
     rows = results[(results["task"] == n.FGSM) & (results["metric"] == n.ACCURACY)]
     if rows.empty:
         return None
     rows = with_knobs(rows, n.EPS, n.S_ATTACK)
     s_values = sorted(rows[n.S_ATTACK].dropna().unique())
-    fig, axes = plt.subplots(1, len(s_values), figsize=(5.5 * len(s_values), 4.2),
-                             squeeze=False, sharey=True)
-    styles = model_styles(results["model"])
-    for ax, s in zip(axes[0], s_values, strict=True):
-        for model, curve in rows[rows[n.S_ATTACK] == s].groupby("model", sort=False):
-            curve = curve.groupby(n.EPS)["value"].mean()
-            ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
-        ax.set_xscale("log")
-        plain_log_ticks(ax.xaxis)
+    styles = styles_for(results["model"])
+    groups = panel_groups(rows["model"], families)
+    fig, axes = family_panels(len(s_values), groups, sharey=True)
+    for i, s in enumerate(s_values):
+        at_s = rows[rows[n.S_ATTACK] == s]
+        for j, (group, members) in enumerate(groups.items()):
+            ax = axes[i][j]
+            for model in members:
+                curve = at_s[at_s["model"] == model].groupby(n.EPS)["value"].mean()
+                if len(curve):
+                    ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
+            ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
+            ax.set_title(f"{group}, S_attack = {s:g}", fontsize=9)
+            ax.grid(alpha=0.3)
+        axes[i][0].set_ylabel("accuracy")
+    for ax in axes[-1]:
         ax.set_xlabel("eps")
-        ax.set_title(f"FGSM accuracy, S_attack = {s:g}")
-    axes[0][0].set_ylabel("accuracy")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
+    fig.suptitle("FGSM accuracy against eps")
+    family_legend(fig, groups, styles)
     return save_figure(fig, path)
 
 
-def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path | None:
-    """Accuracy against eps under attack ``task`` for every model, one line style per S_attack.
+def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path, *,
+                           families: Mapping[str, str] | None = None) -> Path | None:
+    """Accuracy against eps under attack ``task`` for every model, a panel per family, one
+    line style per S_attack.
 
     For PGD and plug-in attacks: any task whose rows carry ``eps`` and ``S_attack``.
+
+    Args:
+        results: The results frame.
+        task: The attack task.
+        path: Where the PNG goes (the SVG beside it).
+        families: Each model's family, as for :func:`fgsm_overview`.
 
     Returns:
         The path written, or None when the results hold no accuracy rows of ``task``.
@@ -158,25 +201,32 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path) -> Path
                                      & (results["metric"] == n.ACCURACY)])
     if rows.empty:
         return None
-    styles = ["-", "--", ":", "-."]
-    looks = model_styles(results["model"])
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    for model, mine in rows.groupby("model", sort=False):
-        for j, s in enumerate(s_values):
-            curve = mine[mine[n.S_ATTACK] == s].groupby(n.EPS)["value"].mean()
-            if len(curve):
-                ax.plot(curve.index, curve.values, ms=4, ls=styles[j % len(styles)],
-                        color=looks[model]["color"], marker=looks[model]["marker"],
-                        label=f"{model}, S_attack = {s:g}")
-    eps = rows[n.EPS]
-    if eps.min() > 0 and eps.max() >= 10 * eps.min():  # a log axis only for a wide eps range
-        ax.set_xscale("log")
-        plain_log_ticks(ax.xaxis)
-    ax.set_xlabel("eps")
-    ax.set_ylabel("accuracy")
-    ax.set_title(f"{task.upper() if task == n.PGD else task} accuracy under attack")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
+    line_styles = ["-", "--", ":", "-."]
+    looks = styles_for(results["model"])
+    groups = panel_groups(rows["model"], families)
+    fig, axes = family_panels(1, groups, sharey=True)
+    wide = rows[n.EPS].min() > 0 and rows[n.EPS].max() >= 10 * rows[n.EPS].min()
+    for ax, (group, members) in zip(axes[0], groups.items(), strict=True):
+        for model in members:
+            mine = rows[rows["model"] == model]
+            for j, s in enumerate(s_values):
+                curve = mine[mine[n.S_ATTACK] == s].groupby(n.EPS)["value"].mean()
+                if len(curve):
+                    ax.plot(curve.index, curve.values, ms=4, ls=line_styles[j % 4],
+                            color=looks[model]["color"], marker=looks[model]["marker"],
+                            label=f"{model}, S_attack = {s:g}")
+        if wide:  # a log axis only for a wide eps range
+            ax.set_xscale("log")
+            plain_log_ticks(ax.xaxis)
+        ax.set_xlabel("eps")
+        ax.set_title(group, fontsize=9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy")
+    axes[0][0].legend([Line2D([], [], color="black", ls=line_styles[j % 4])
+                       for j in range(len(s_values))],
+                      [f"S_attack = {s:g}" for s in s_values], fontsize=7)
+    fig.suptitle(f"{task.upper() if task == n.PGD else task} accuracy under attack")
+    family_legend(fig, groups, looks, ls="-")
     return save_figure(fig, path)
 
 
@@ -224,12 +274,32 @@ def _named(folder: Path, prefix: str, name: str) -> Path:
     return child(folder, f"{prefix}_{safe_name(name)}.png", name=name)
 
 
-def write_figures(results: pd.DataFrame, run_dir: Path, *,
-                  out_dir: Path | None = None) -> list[Path]:
+def recorded_families(run_dir: Path, models: list[str]) -> dict[str, str]:
+    """Each model's family as ``run_dir/run.json`` records it (``"other"`` where it does not)."""
+    file = Path(run_dir) / "run.json"
+    try:
+        run = json.loads(file.read_text(encoding="utf-8")) if file.is_file() else {}
+    except (OSError, ValueError):  # the leaderboard reports a bad run.json; a figure need not
+        run = {}
+    return model_families([run] if isinstance(run, dict) else [], models)
+
+
+def write_figures(results: pd.DataFrame, run_dir: Path, *, out_dir: Path | None = None,
+                  families: Mapping[str, str] | None = None) -> list[Path]:
     """Every figure of a run into ``out_dir/figures`` (default: ``run_dir``); returns the paths.
 
     Uses the results table and, for the OOD figures, the per-example ``scores/`` files of
     ``run_dir``.
+
+    Args:
+        results: The results frame.
+        run_dir: The (first) run folder: its scores, and its ``run.json`` for the families.
+        out_dir: Where ``figures/`` goes.
+        families: Each model's family (:func:`robustbnn.report.families.model_families` of
+            every run); default: as ``run_dir/run.json`` records them.
+
+    Returns:
+        Every file written: each figure's PNG followed by its SVG twin.
 
     Raises:
         UnsafeNameError: For a model or task name that cannot name a file in ``figures/``.
@@ -244,9 +314,11 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
     shift = {model: (_named(figures, "shift", model), _named(figures, "reliability", model))
              for model in models}
 
-    written = headline_figures(results, run_dir, figures)
+    if families is None:
+        families = recorded_families(run_dir, list(models))
+    written = headline_figures(results, run_dir, figures, families=families)
     for task, path in tasks.items():
-        written.append(attack_accuracy_figure(results, task, path))
+        written.append(attack_accuracy_figure(results, task, path, families=families))
     for model, (attack, targeted, ood) in models.items():
         written.append(attack_figure(results, model, attack))
         written.append(targeted_figure(results, model, targeted))
@@ -254,8 +326,9 @@ def write_figures(results: pd.DataFrame, run_dir: Path, *,
         written.append(rf.budget_figure(results, model, budget[model]))
         written.append(sf.shift_figure(results, model, shift[model][0]))
         written.append(sf.reliability_figure(results, model, shift[model][1]))
-    written += [sf.corruption_overview(results, figures / "shift_corruption.png")]
-    return [p for p in written if p is not None]
+    written += [sf.corruption_overview(results, figures / "shift_corruption.png",
+                                       families=families)]
+    return [q for p in written if p is not None for q in (p, svg_twin(p))]
 
 
 # The figures the HTML leaderboard shows inline, in this order (the rest are linked).
@@ -263,11 +336,13 @@ HEADLINE = ("fgsm_accuracy.png", "budget_accuracy.png", "detection_aware.png", "
             "shift_rotation.png", "reliability.png")
 
 
-def headline_figures(results: pd.DataFrame, run_dir: Path, figures: Path) -> list[Path | None]:
-    """The overview figures of :data:`HEADLINE` (None where the results have no such rows)."""
-    return [fgsm_overview(results, figures / HEADLINE[0]),
-            rf.budget_overview(results, figures / HEADLINE[1]),
+def headline_figures(results: pd.DataFrame, run_dir: Path, figures: Path, *,
+                     families: Mapping[str, str] | None = None) -> list[Path | None]:
+    """The overview figures of :data:`HEADLINE` (None where the results have no such rows);
+    PNG paths, each with an SVG twin beside it."""
+    return [fgsm_overview(results, figures / HEADLINE[0], families=families),
+            rf.budget_overview(results, figures / HEADLINE[1], families=families),
             rf.detection_figure(results, figures / HEADLINE[2]),
-            rf.ood_roc_overview(results, run_dir, figures / HEADLINE[3]),
-            sf.rotation_overview(results, figures / HEADLINE[4]),
-            sf.reliability_overview(results, figures / HEADLINE[5])]
+            rf.ood_roc_overview(results, run_dir, figures / HEADLINE[3], families=families),
+            sf.rotation_overview(results, figures / HEADLINE[4], families=families),
+            sf.reliability_overview(results, figures / HEADLINE[5], families=families)]

@@ -1,8 +1,11 @@
 """The leaderboard: one row per model, a pure function of the results of one or more runs.
 
 Several runs (e.g. seeds) combine as the mean and the sample standard deviation (ddof = 1)
-over runs. The default order is clean accuracy, best first; any column can be the sort key,
-in the direction :data:`robustbnn.results.schema.HIGHER_IS_BETTER` gives its metric.
+over runs. The default order is the honest robust accuracy (:data:`DEFAULT_SORTS`: all-k
+PGD-EOT accuracy at ε = 0.1), best first, or clean accuracy for a run without it; any column
+can be the sort key, in the direction :data:`robustbnn.results.schema.HIGHER_IS_BETTER` gives
+its metric. A :class:`Leaderboard` of every column is the full table (``all_columns.csv``);
+:meth:`Leaderboard.select` gives the headline and the aspect tables, in the same order.
 """
 
 from __future__ import annotations
@@ -17,11 +20,17 @@ from robustbnn.errors import ConfigError
 from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
+from robustbnn.report.robust_columns import UPPER_BOUND
 
-__all__ = ["DEFAULT_SORT", "NAN_NOTE", "Leaderboard", "format_cell", "leaderboard", "tidy",
-           "to_csv", "to_json", "to_markdown", "with_nan_note"]
+__all__ = ["DEFAULT_SORT", "DEFAULT_SORTS", "NAN_NOTE", "UPPER_BOUND_MARK", "Leaderboard",
+           "default_sort", "format_cell", "leaderboard", "tidy", "to_csv", "to_json",
+           "to_markdown", "with_nan_note"]
 
 DEFAULT_SORT = "clean_accuracy"
+# The default sort key: the first of these the leaderboard has.
+DEFAULT_SORTS = ("robust_accuracy_allk_eps0.1", DEFAULT_SORT)
+# The mark of a number that is an upper bound, in a table that does not show its bound column.
+UPPER_BOUND_MARK = "†"
 # The legend item of a leaderboard with a NaN cell: how NaN and "not measured" read apart.
 NAN_NOTE = (f"**Empty cells.** {MISSING} = not measured (no such result for the model); {NAN} = "
             f"measured, but not a number. In `leaderboard.csv` the first is an empty field and "
@@ -42,6 +51,10 @@ class Leaderboard:
         sort: The key of the sort column.
         nan: The (model, key) cells that were measured and are NaN (a NaN in any run), as
             opposed to the NaN of a cell that was not measured at all.
+        carried: Columns the table holds but Markdown and HTML do not show as columns of their
+            own: the measure and bound companions of shown columns (shown inside their cells,
+            :func:`format_cell`; CSV and JSON write them as fields beside their number) and
+            the sort column when it is not shown (for :meth:`order_text` only).
     """
 
     columns: list[Column]
@@ -50,10 +63,27 @@ class Leaderboard:
     seeds: list[int]
     sort: str
     nan: frozenset[tuple[str, str]] = frozenset()
+    carried: tuple[Column, ...] = ()
 
     def column(self, key: str) -> Column:
-        """The column with ``key``."""
-        return next(c for c in self.columns if c.key == key)
+        """The column with ``key`` (shown or carried)."""
+        return next(c for c in (*self.columns, *self.carried) if c.key == key)
+
+    def select(self, keys: list[str]) -> Leaderboard:
+        """The leaderboard of the columns ``keys`` (those it has, in that order), rows in the
+        same order; their measure and bound companions and the sort column come along as
+        :attr:`carried`."""
+        have = {c.key: c for c in (*self.columns, *self.carried)}
+        shown = [have[k] for k in dict.fromkeys(keys) if k in have]
+        names = {c.key for c in shown}
+        extra = [k for c in shown for k in (c.measure_key, c.bound_key) if k]
+        carried = [have[k] for k in dict.fromkeys([*extra, self.sort])
+                   if k in have and k not in names]
+        fields = [c.key for c in (*shown, *carried)]
+        fields += [f"{k}_std" for k in fields if f"{k}_std" in self.table]
+        return dataclasses.replace(
+            self, columns=shown, carried=tuple(carried), table=self.table[fields],
+            nan=frozenset((m, k) for m, k in self.nan if k in fields))
 
     def order_text(self) -> str:
         """The sort order in words, for the headers."""
@@ -95,8 +125,8 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         table[col.key] = mean.reindex(models)
         if runs > 1:
             table[f"{col.key}_std"] = by_model.std(ddof=1).mask(has_nan).reindex(models)
-    sort = sort or DEFAULT_SORT
     keys = [c.key for c in columns]
+    sort = sort or default_sort(keys)
     if sort not in keys:
         raise ConfigError(f"--sort {sort}: no such leaderboard column; known: {keys}")
     col = next(c for c in columns if c.key == sort)
@@ -104,6 +134,18 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     table = table.sort_values(sort, ascending=ascending, kind="mergesort", na_position="last")
     seeds = [int(s) for s in results.drop_duplicates("run").sort_values("run")["seed"]]
     return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan))
+
+
+def default_sort(keys: list[str]) -> str:
+    """The default sort key among ``keys``: the first of :data:`DEFAULT_SORTS` present.
+
+    Example:
+        >>> default_sort(["clean_accuracy", "robust_accuracy_allk_eps0.1"])
+        'robust_accuracy_allk_eps0.1'
+        >>> default_sort(["clean_accuracy", "robust_accuracy_allk_eps0.3"])
+        'clean_accuracy'
+    """
+    return next((k for k in DEFAULT_SORTS if k in keys), DEFAULT_SORT)
 
 
 def tidy(value: float) -> float:
@@ -124,7 +166,12 @@ def _number(value: float, fmt: str) -> str:
 
 def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     """A cell as text: ``mean`` or ``mean ± std`` (several runs); ``–`` when not measured,
-    ``NaN`` when measured as NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``)."""
+    ``NaN`` when measured as NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``).
+
+    Where ``board`` carries, but does not show, the column naming the measure behind the
+    number or saying it is an upper bound, the cell says so itself: ``0.9632 (bald)``, and
+    ``0.1900†`` (:data:`UPPER_BOUND_MARK`) for an upper bound.
+    """
     value = board.table.at[model, col.key]
     if col.kind == "text":
         return str(value)
@@ -134,6 +181,11 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     std = board.table.at[model, f"{col.key}_std"] if board.runs > 1 else float("nan")
     if not math.isnan(std):
         text += f" ± {_number(std, col.fmt if col.fmt != 'd' else '.0f')}"
+    carried = {c.key for c in board.carried}
+    if col.bound_key in carried and board.table.at[model, col.bound_key] == UPPER_BOUND:
+        text += UPPER_BOUND_MARK
+    if col.measure_key in carried and board.table.at[model, col.measure_key]:
+        text += f" ({board.table.at[model, col.measure_key]})"
     return text
 
 
@@ -142,8 +194,10 @@ def with_nan_note(board: Leaderboard, legend: list[str]) -> list[str]:
     return [*legend, NAN_NOTE] if board.nan else legend
 
 
-def to_markdown(board: Leaderboard, legend: list[str], *, title: str) -> str:
-    """GitHub Markdown: the order, the table, and the protocol legend as a list."""
+def to_markdown(board: Leaderboard, legend: list[str], *, title: str,
+                after_table: str = "") -> str:
+    """GitHub Markdown: the order, the table, ``after_table`` (Markdown, e.g. links to other
+    tables) and the protocol legend as a list."""
     legend = with_nan_note(board, legend)
     header = ["model", *(c.title for c in board.columns)]
     right = [False, *(c.kind == "number" for c in board.columns)]
@@ -152,7 +206,7 @@ def to_markdown(board: Leaderboard, legend: list[str], *, title: str) -> str:
     spread = (f" Mean ± sample std over {board.runs} runs (seeds {board.seeds})."
               if board.runs > 1 else f" One run (seed {board.seeds[0]}).")
     return (f"# {title}\n\n{board.order_text()}{spread} Accuracies, AUROCs and success rates "
-            "are fractions.\n\n" + md_table(header, rows, right) + "\n"
+            "are fractions.\n\n" + md_table(header, rows, right) + "\n" + after_table
             + "".join(f"* {item}\n" for item in legend))
 
 
@@ -165,7 +219,12 @@ def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
     """Per model, the row's values (numbers, text, None when not measured, and None for a value
     that is not finite) and the keys whose value is not finite (``NaN``, ``Infinity``,
     ``-Infinity``)."""
-    keys = [(k, c) for c in board.columns
+    carried = {c.key: c for c in board.carried}
+    # Each shown column, then its carried companions beside it.
+    order = [c for col in board.columns
+             for c in (col, *(carried[k] for k in (col.measure_key, col.bound_key)
+                              if k in carried))]
+    keys = [(k, c) for c in order
             for k in ([c.key, f"{c.key}_std"] if c.kind == "number" and board.runs > 1
                       else [c.key])]
     rows, marks = [], []
@@ -207,12 +266,18 @@ def to_csv(board: Leaderboard) -> str:
 def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
     """Strict JSON: the columns (title, metric, direction), the order, the legend and the rows.
 
+    The companions a table carries without showing them as columns (the measure and bound of
+    a shown column, :attr:`Leaderboard.carried`) are listed under ``carried`` (present only
+    then); the rows hold their values too.
+
     A value not measured is null. A value that is not finite is null too, and the row's
     ``nonfinite`` object (present only then) maps its key to ``"NaN"``, ``"Infinity"`` or
     ``"-Infinity"``: JSON has no such numbers, and a reader must not take one for missing.
     """
     rows, marks = _records(board)
     legend = with_nan_note(board, legend)
+    named = {k for c in board.columns for k in (c.measure_key, c.bound_key)}
+    companions = [c for c in board.carried if c.key in named]
     payload = {
         "title": title,
         "sort": board.sort,
@@ -221,6 +286,8 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
         "seeds": board.seeds,
         "columns": [{**dataclasses.asdict(c), "higher_is_better": c.higher_is_better}
                     for c in board.columns],
+        **({"carried": [{**dataclasses.asdict(c), "higher_is_better": c.higher_is_better}
+                        for c in companions]} if companions else {}),
         "legend": legend,
         "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],
     }

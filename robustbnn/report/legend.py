@@ -3,19 +3,24 @@
 Every row's ``setting`` holds its protocol knobs (S_attack, S_eval, objective, label policy,
 clipping); the OOD preprocessing comes from the runs' stored configs. Every string from the
 results or ``run.json`` goes through :func:`robustbnn.report.escape.escape`: as Markdown text,
-or as a whole code span where the legend shows it as code.
+or as a whole code span where the legend shows it as code. Each item belongs to the aspect
+of the columns it explains (:func:`legend_items`), so an aspect table carries its own items.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from robustbnn.report.column import ATTACKS, OOD, ROBUSTNESS, SANITY, SHIFT
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
 from robustbnn.report.escape import escape
 from robustbnn.results import names as n
 from robustbnn.results.schema import attack_tasks, setting_label
 
-__all__ = ["legend"]
+__all__ = ["EVERY_ASPECT", "aspect_legend", "legend", "legend_items"]
+
+# The aspect of a legend item that every table needs (the data and the samples).
+EVERY_ASPECT = ""
 
 
 def _values(rows: pd.DataFrame, key: str) -> list[str]:
@@ -87,8 +92,8 @@ def _attack_item(rows: pd.DataFrame, task: str) -> str:
 
 
 def _robustness_items(results: pd.DataFrame) -> list[str]:
-    """The legend items of the robustness leaderboard's columns (README "Honest robustness
-    numbers")."""
+    """The legend items of the robustness leaderboard's columns (docs/concepts.md, "Honest
+    robustness numbers")."""
     task = results["task"]
     items = []
     budget = results[task == n.PGD_BUDGET]
@@ -175,13 +180,36 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
         results: The combined tidy results.
         runs: The ``run.json`` payloads of the runs (their ``config`` is read).
     """
+    return [item for _, item in legend_items(results, runs)]
+
+
+def aspect_legend(items: list[tuple[str, str]], aspect: str) -> list[str]:
+    """The items of :func:`legend_items` that an aspect table shows: its own and those of
+    every aspect (:data:`EVERY_ASPECT`)."""
+    return [item for where, item in items if where in (aspect, EVERY_ASPECT)]
+
+
+def legend_items(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, str]]:
+    """The protocol as :func:`legend` gives it, each item with its aspect
+    (:data:`robustbnn.report.column.ASPECTS`, or :data:`EVERY_ASPECT`).
+
+    Args:
+        results: The combined tidy results.
+        runs: The ``run.json`` payloads of the runs (their ``config`` is read).
+    """
+    return [(where, item) for where, found in _tagged(results, runs) for item in found]
+
+
+def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str]]]:
+    """The legend items in order, grouped by aspect."""
     task = results["task"]
     trained_on = results.loc[task.isin([n.CLEAN, n.FGSM]), "dataset"]
     datasets = ", ".join(sorted(set(trained_on)))
     seeds = sorted({int(s) for s in results["seed"]})
-    items = [f"**Data.** Trained and tested on {escape(datasets, to='code')}; seeds {seeds}. "
-             f"Every evaluation draws S_eval = {_one(_values(results, n.S_EVAL))} fresh "
-             "posterior samples (never the attack's)."]
+    data = [f"**Data.** Trained and tested on {escape(datasets, to='code')}; seeds {seeds}. "
+            f"Every evaluation draws S_eval = {_one(_values(results, n.S_EVAL))} fresh "
+            "posterior samples (never the attack's)."]
+    items: list[str] = []
     fgsm = results[task == n.FGSM]
     if len(fgsm):
         items.append(
@@ -204,26 +232,28 @@ def legend(results: pd.DataFrame, runs: list[dict]) -> list[str]:
             f"{_one(_values(targeted, n.S_ATTACK))} (1 for deterministic models), on "
             f"{_one(_values(targeted, n.N))} test digits of other classes; success = the "
             "fraction classified as the target (lower is better).")
+    ood_items = []
     ood = results[task == n.OOD]
     if len(ood):
         sets = list(dict.fromkeys(d for d in ood["dataset"] if not d.startswith("heldout:")))
         held = list(dict.fromkeys(d for d in ood["dataset"] if d.startswith("heldout:")))
         prep = sorted({str(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
-        items.append(
+        ood_items.append(
             f"**OOD.** Sets {_names(sets)} ({_one(_values(ood, n.N_OUT))} images each), "
             f"preprocessing {escape(', '.join(prep), to='code')}; OOD is the positive class; "
             "mean OOD AUROC = the mean over those sets for the uncertainty measure with the "
             "best mean (named)."
             + (f" Held-out classes {_names(held)} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
-    items += _robustness_items(results)
-    items += _shift_items(results, runs)
+    sanity = []
     if (task == n.COST).any():
         devices = sorted({str(r.get("device", "?")) for r in runs})
-        items.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "
-                     f"{escape(', '.join(devices), to='code')} (machine-dependent), and the "
-                     "parameter count.")
+        sanity.append(f"**Cost.** Seconds per 1,000 test predictions at S_eval samples on "
+                      f"{escape(', '.join(devices), to='code')} (machine-dependent), and the "
+                      "parameter count.")
     if (task == n.FGSM_SANITY).any():
-        items.append("**Sanity.** Carlini et al. (2019) checks per S_attack (README, Attacks); "
-                     "the column names every failed one.")
-    return items
+        sanity.append("**Sanity.** Carlini et al. (2019) checks per S_attack (docs/attacks.md); "
+                      "the column names every failed one.")
+    return [(EVERY_ASPECT, data), (ATTACKS, items), (OOD, ood_items),
+            (ROBUSTNESS, _robustness_items(results)), (SHIFT, _shift_items(results, runs)),
+            (SANITY, sanity)]

@@ -1,9 +1,13 @@
 """The CI regression check: a regenerated leaderboard against the committed one.
 
-Every numeric leaderboard column except the timing ones (wall-clock seconds depend on the
-machine) is compared model by model: the check fails when ``|new − committed|`` exceeds the
-column's tolerance in ``tolerances.json`` (measured seed-to-seed spread, see
-:mod:`robustbnn.report.tolerances`), or when a model or column appeared or disappeared.
+It compares the full table of every column, ``all_columns.json``, not the headline. A
+committed folder rendered before the headline existed has no ``all_columns.json``; its
+``leaderboard.json`` then held every column in the same format, and is read instead
+(:func:`reference_file`). Every numeric column except the timing ones (wall-clock seconds
+depend on the machine) is compared model by model: the check fails when
+``|new − committed|`` exceeds the column's tolerance in ``tolerances.json`` (measured
+seed-to-seed spread, see :mod:`robustbnn.report.tolerances`), or when a model or column
+appeared or disappeared.
 Text columns (best measure names, failed sanity checks) are not compared.
 
 Example:
@@ -22,7 +26,11 @@ from pathlib import Path
 
 from robustbnn.errors import UserError
 
-__all__ = ["REFRESH", "RegressionError", "check", "compare", "load_tolerances"]
+__all__ = ["ALL_COLUMNS", "LEGACY", "REFRESH", "RegressionError", "check", "compare",
+           "load_tolerances", "reference_file"]
+
+ALL_COLUMNS = "all_columns.json"  # every column (robustbnn.report.render)
+LEGACY = "leaderboard.json"  # every column too, in folders rendered before the headline
 
 REFRESH = ("if the change is deliberate, refresh the committed reports with `.ci/reports "
            "refresh` (reports/README.md)")
@@ -80,8 +88,8 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
     """Every violation, one line each: model, column, committed and new value, tolerance.
 
     Args:
-        committed: The committed ``leaderboard.json`` payload.
-        new: The regenerated ``leaderboard.json`` payload.
+        committed: The committed ``all_columns.json`` payload.
+        new: The regenerated ``all_columns.json`` payload.
         tolerances: Column key -> largest allowed absolute change.
     """
     checked = [c["key"] for c in committed["columns"]
@@ -116,12 +124,27 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
     return problems
 
 
+def reference_file(folder: Path) -> Path:
+    """The file of ``folder`` that holds every column: :data:`ALL_COLUMNS`, or
+    :data:`LEGACY` in a folder rendered before the headline.
+
+    Example:
+        >>> reference_file(Path("/nowhere")).name
+        'all_columns.json'
+    """
+    folder = Path(folder)
+    if not (folder / ALL_COLUMNS).exists() and (folder / LEGACY).is_file():
+        return folder / LEGACY
+    return folder / ALL_COLUMNS
+
+
 def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None) -> int:
-    """Compare ``new_dir/leaderboard.json`` with ``reference_dir/leaderboard.json``.
+    """Compare the regenerated full table with the committed one (:func:`reference_file`).
 
     Args:
-        reference_dir: The committed reports (``leaderboard.json``, ``tolerances.json``).
-        new_dir: A freshly rendered report folder.
+        reference_dir: The committed reports (``all_columns.json``, or an older
+            ``leaderboard.json`` of every column; ``tolerances.json``).
+        new_dir: A freshly rendered report folder (its ``all_columns.json``).
         tolerances: Tolerances file (default ``reference_dir/tolerances.json``).
 
     Returns:
@@ -132,14 +155,15 @@ def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None)
         UserError: For a missing or unreadable file.
     """
     reference_dir, new_dir = Path(reference_dir), Path(new_dir)
-    committed = _read(reference_dir / "leaderboard.json", "committed leaderboard.json")
-    new = _read(new_dir / "leaderboard.json", "regenerated leaderboard.json")
+    old_file, new_file = reference_file(reference_dir), new_dir / ALL_COLUMNS
+    committed = _read(old_file, f"committed {ALL_COLUMNS} (or {LEGACY})")
+    new = _read(new_file, f"regenerated {ALL_COLUMNS}")
     tol = load_tolerances(tolerances or reference_dir / "tolerances.json")
     problems = compare(committed, new, tol)
     if problems:
         raise RegressionError(
             f"regression check failed: {len(problems)} difference(s) between "
-            f"{new_dir}/leaderboard.json and the committed {reference_dir}/leaderboard.json: "
+            f"{new_file} and the committed {old_file}: "
             + "; ".join(problems) + f". {REFRESH}")
     return sum(1 for c in committed["columns"] if c["kind"] == "number" and not c["timing"]
                ) * len(committed["rows"])

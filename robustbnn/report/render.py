@@ -3,9 +3,22 @@
 ``robustbnn bench`` calls :func:`render` on its own output folder, and ``robustbnn report``
 calls it on stored folders, so both write the same bytes. No model code runs here.
 
-Outputs in ``out_dir``: ``leaderboard.md`` / ``.csv`` / ``.json`` / ``.html``, the detail
-tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and ``figures/*.png``. The
-renderer lists every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next
+Outputs in ``out_dir``:
+
+* ``leaderboard.md`` / ``.csv`` / ``.json``: the headline leaderboard, at most ten columns
+  (:mod:`robustbnn.report.headline`), sorted by the honest robust accuracy by default;
+* ``leaderboard.html``: one self-contained page with the headline, the aspect tables, a card
+  per model and every figure (:func:`robustbnn.report.html.to_html`);
+* ``table_<aspect>.md`` / ``.csv``: every other number, one table per aspect (attacks,
+  robustness, ood, shift, sanity; :mod:`robustbnn.report.aspects`). The ``table_`` prefix
+  keeps them apart from the detail tables below, which they link;
+* ``all_columns.csv`` / ``.json``: every column in one table for machines (the format
+  ``leaderboard.csv`` / ``.json`` had before the headline); the CI regression check compares
+  it (:mod:`robustbnn.report.regression`);
+* the detail tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and
+  ``figures/*.png`` / ``.svg``.
+
+The renderer lists every file it wrote in a manifest, ``out_dir/.robustbnn-render.json``; the next
 render removes the files of that list it no longer writes (a figure of a model no longer in the
 results, ``ood.md`` of a run without OOD rows), so a folder never mixes two runs' reports. A
 file not in the manifest (a user's own figure, the results themselves) is never deleted, and
@@ -23,13 +36,18 @@ from pathlib import Path, PurePosixPath
 
 import pandas as pd
 
+from robustbnn.report.aspects import aspect_boards, aspect_file, aspect_links, aspect_markdown
 from robustbnn.report.attack_detail import attack_markdown
+from robustbnn.report.column import ASPECTS
 from robustbnn.report.combine import check_seeds_of_one_configuration
 from robustbnn.report.detail import ood_frame, ood_markdown
+from robustbnn.report.families import model_families
 from robustbnn.report.figures import write_figures
+from robustbnn.report.headline import headline, headline_legend
 from robustbnn.report.html import to_html
+from robustbnn.report.html_page import HtmlPage
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
-from robustbnn.report.legend import legend
+from robustbnn.report.legend import aspect_legend, legend_items
 from robustbnn.report.partial import partial_html, partial_json, partial_markdown
 from robustbnn.report.refused import (
     refused_csv,
@@ -171,12 +189,13 @@ def _replace_manifest(out_dir: Path, written: list[str], keep: list[str]) -> Non
 
 def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
            figures: bool = True) -> Leaderboard:
-    """Write every report of ``run_dirs`` into ``out_dir``; return the leaderboard.
+    """Write every report of ``run_dirs`` into ``out_dir``; return the full leaderboard.
 
     Args:
         run_dirs: Run folders written by ``robustbnn bench`` (several = mean ± std).
         out_dir: Where the reports go (may be the single run folder itself).
-        sort: Leaderboard column key to sort by (default clean accuracy).
+        sort: Column key (of ``all_columns.csv``) to sort every table by (default: the honest
+            robust accuracy, or clean accuracy for a run without it).
         figures: Also draw ``figures/*.png`` (OOD figures from the first run's scores);
             without, the figures of an earlier render are left as they are.
 
@@ -191,11 +210,15 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     results, runs = load_runs([Path(d) for d in run_dirs])
     _refuse_other_run(out_dir, [Path(d) for d in run_dirs], runs)
     board = leaderboard(results, sort=sort)
-    items = legend(results, runs)
+    families = model_families(runs, board.table.index)
+    head = headline(board, families)
+    aspects = aspect_boards(board)
+    tagged = legend_items(results, runs)
+    items = [item for _, item in tagged]
     written: list[Path] = []
     keep: list[str] = []
     if figures:
-        written += write_figures(results, Path(run_dirs[0]), out_dir=out_dir)
+        written += write_figures(results, Path(run_dirs[0]), out_dir=out_dir, families=families)
     else:
         keep = [f for f in read_manifest(out_dir)
                 if f.startswith("figures/") and (out_dir / f).is_file()]
@@ -215,16 +238,34 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     if shifts is not None:
         write_text_atomic(out_dir / "shift.md", shifts)
         details.append("shift.md")
+    tables = []
+    for aspect, table in aspects.items():  # every number, by aspect
+        name = aspect_file(aspect)
+        write_text_atomic(out_dir / f"{name}.md", partial_markdown(aspect_markdown(
+            aspect, table, aspect_legend(tagged, aspect), title=TITLE, details=details), runs))
+        write_text_atomic(out_dir / f"{name}.csv", to_csv(table))
+        tables += [f"{name}.md", f"{name}.csv"]
     refused = refused_models(runs)  # models the contract refused: listed under the table
+    head_items = [*headline_legend(head), *items]
     # A partial run (failed cells) says so at the top of each leaderboard (report.partial).
     write_text_atomic(out_dir / "leaderboard.md", partial_markdown(
-        to_markdown(board, items, title=TITLE) + refused_markdown(refused), runs))
-    write_text_atomic(out_dir / "leaderboard.csv", refused_csv(to_csv(board), refused))
+        to_markdown(head, head_items, title=TITLE, after_table=aspect_links(list(aspects)))
+        + refused_markdown(refused), runs))
+    write_text_atomic(out_dir / "leaderboard.csv", refused_csv(to_csv(head), refused))
     write_text_atomic(out_dir / "leaderboard.json", partial_json(
+        refused_json(to_json(head, head_items, title=TITLE), refused), runs))
+    write_text_atomic(out_dir / "all_columns.csv", refused_csv(to_csv(board), refused))
+    write_text_atomic(out_dir / "all_columns.json", partial_json(
         refused_json(to_json(board, items, title=TITLE), refused), runs))
-    write_text_atomic(out_dir / "leaderboard.html", partial_html(
-        to_html(board, items, title=TITLE, figures=links, details=details,
-                after_table=refused_html(refused)), runs))
+    models = {m: e for run in reversed(runs) for m, e in (run.get("models") or {}).items()}
+    page = HtmlPage(title=TITLE, headline=head,
+                    aspects={ASPECTS[a]: t for a, t in aspects.items()}, legend=head_items,
+                    figures=[*written, *(out_dir / f for f in keep)], families=families,
+                    models=models, details=[*tables, "all_columns.csv", "all_columns.json",
+                                            *details],
+                    after_table=refused_html(refused))
+    write_text_atomic(out_dir / "leaderboard.html", partial_html(to_html(page), runs))
     leaderboards = [f"leaderboard.{ext}" for ext in ("md", "csv", "json", "html")]
-    _replace_manifest(out_dir, [*links, *details, *leaderboards], keep)
+    _replace_manifest(out_dir, [*links, *details, *tables, *leaderboards,
+                                "all_columns.csv", "all_columns.json"], keep)
     return board

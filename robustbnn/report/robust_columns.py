@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.column import Column, best_measure, per_run
+from robustbnn.report.column import ROBUSTNESS, Column, best_measure, per_run
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 
-__all__ = ["robustness_columns"]
+__all__ = ["CONVERGED", "UPPER_BOUND", "robustness_columns"]
+
+# The two values of a robust accuracy's ``_bound`` column.
+UPPER_BOUND = "upper bound (eot_not_converged)"
+CONVERGED = "converged"
 
 
 def _flags(results: pd.DataFrame) -> pd.Series:
@@ -36,8 +40,8 @@ def _bound(results: pd.DataFrame, eps: float, models: object) -> pd.Series:
                                & (results["measure"] == "eot_not_converged")
                                & (results["metric"] == n.RAISED)], n.EPS)
     raised = set(flags[(flags[n.EPS] == eps) & (flags["value"] >= 1)]["model"])
-    return pd.Series({str(m): "upper bound (eot_not_converged)" if m in raised else "converged"
-                      for m in models}, dtype=object)
+    return pd.Series({str(m): UPPER_BOUND if m in raised else CONVERGED for m in models},
+                     dtype=object)
 
 
 def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
@@ -51,11 +55,12 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     for eps in sorted(allk[n.EPS].dropna().unique()):
         at = allk[allk[n.EPS] == eps]
         k, s, steps = (int(at[key].max()) for key in (n.K, n.S_ATTACK, n.STEPS))
-        col = Column(f"robust_accuracy_allk_eps{eps:g}",
-                     f"PGD-EOT all-{k} acc ε={eps:g} (S={s}×{steps})", n.ALL_K_ACCURACY)
+        key = f"robust_accuracy_allk_eps{eps:g}"
+        col = Column(key, f"PGD-EOT all-{k} acc ε={eps:g} (S={s}×{steps})", n.ALL_K_ACCURACY,
+                     aspect=ROBUSTNESS, bound_key=f"{key}_bound")
         out.append((col, per_run(at)))
-        out.append((Column(f"robust_accuracy_allk_eps{eps:g}_bound", f"ε={eps:g} acc is",
-                           kind="text"), _bound(results, eps, at["model"].unique())))
+        out.append((Column(f"{key}_bound", f"ε={eps:g} acc is", kind="text", aspect=ROBUSTNESS),
+                    _bound(results, eps, at["model"].unique())))
     det = with_knobs(results[(task == n.DETECTOR_AWARE) & (metric == n.DETECTION_AWARE_ACCURACY)],
                      n.EPS, n.ADAPTIVE, n.FPR)
     if len(det):
@@ -65,12 +70,13 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         value, best = best_measure(adaptive, n.DETECTION_AWARE_ACCURACY)
         key = f"detection_aware_eps{eps:g}"
         out.append((Column(key, f"det.-aware acc ε={eps:g} adaptive ({fpr:.0%} FPR)",
-                           n.DETECTION_AWARE_ACCURACY), value))
+                           n.DETECTION_AWARE_ACCURACY, aspect=ROBUSTNESS,
+                           measure_key=f"{key}_measure"), value))
         plain = at[(at[n.ADAPTIVE] == False)  # noqa: E712
                    & (at["measure"] == at["model"].map(best))]
         out.append((Column(f"{key}_nonadaptive", f"det.-aware acc ε={eps:g} non-adaptive",
-                           n.DETECTION_AWARE_ACCURACY), per_run(plain)))
-        out.append((Column(f"{key}_measure", "detector", kind="text"), best))
+                           n.DETECTION_AWARE_ACCURACY, aspect=ROBUSTNESS), per_run(plain)))
+        out.append((Column(f"{key}_measure", "detector", kind="text", aspect=ROBUSTNESS), best))
     adv = with_knobs(results[(task == n.ADV_OOD) & (metric == n.AUROC)], n.EPS)
     if len(adv):
         eps = adv[n.EPS].max()
@@ -78,14 +84,16 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
                 .mean().reset_index())
         value, best = best_measure(mean, n.AUROC)
         out.append((Column(f"adv_ood_auroc_eps{eps:g}", f"worst-case OOD AUROC ε={eps:g}",
-                           n.AUROC), value))
+                           n.AUROC, aspect=ROBUSTNESS,
+                           measure_key=f"adv_ood_auroc_eps{eps:g}_measure"), value))
         clean = (adv[adv[n.EPS] == 0].groupby(["model", "run", "measure"], sort=True)["value"]
                  .mean().reset_index())
         clean = clean[clean["measure"] == clean["model"].map(best)]
-        out.append((Column("adv_ood_auroc_clean", "same OOD images clean AUROC", n.AUROC),
-                    clean.set_index(["model", "run"])["value"]))
+        out.append((Column("adv_ood_auroc_clean", "same OOD images clean AUROC", n.AUROC,
+                           aspect=ROBUSTNESS), clean.set_index(["model", "run"])["value"]))
         out.append((Column(f"adv_ood_auroc_eps{eps:g}_measure", "worst-case OOD measure",
-                           kind="text"), best))
+                           kind="text", aspect=ROBUSTNESS), best))
     if (task == n.ROBUST_FLAGS).any():
-        out.append((Column("robust_flags", "robustness flags", kind="text"), _flags(results)))
+        out.append((Column("robust_flags", "robustness flags", kind="text", aspect=ROBUSTNESS),
+                    _flags(results)))
     return out

@@ -1,7 +1,8 @@
 """The robustness leaderboard's figures, drawn from the results table (and OOD scores) alone.
 
 * ``budget_accuracy.png``: every model's PGD-EOT accuracy against the attack's cost in
-  gradient evaluations (S_attack x steps x restarts, log axis), one panel per eps. A model's
+  gradient evaluations (S_attack x steps x restarts, log axis), a row of panels per eps and a
+  column per model family. A model's
   curve is its strongest attack within each cost (the lowest accuracy of any grid point that
   costs no more), so it falls as the budget grows; a curve still falling at its right end is
   what ``eot_not_converged`` flags.
@@ -9,14 +10,17 @@
   the all-k accuracy of the largest budget (a star).
 * ``detection_aware.png``: detection-aware robust accuracy per model, non-adaptive against
   adaptive attack, for the leaderboard's detector.
-* ``ood_roc.png``: every model's ROC curve per OOD set, for its leaderboard OOD measure.
+* ``ood_roc.png``: every model's ROC curve per OOD set (a row each), a column per model family,
+  for its leaderboard OOD measure.
 
 Every model keeps one colour-and-marker pair in every figure
-(:func:`robustbnn.report.styles.model_styles`).
+(:func:`robustbnn.report.styles.styles_for`); the family panels and their one legend come from
+:func:`robustbnn.report.canvas.family_panels`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -25,9 +29,10 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from robustbnn.metrics.ranking import roc_curve_points
-from robustbnn.report.canvas import save_figure
+from robustbnn.report.canvas import family_legend, family_panels, save_figure
 from robustbnn.report.columns import compute_columns
-from robustbnn.report.styles import model_styles
+from robustbnn.report.families import panel_groups
+from robustbnn.report.styles import styles_for
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 from robustbnn.results.scores import read_scores, scores_path
@@ -56,25 +61,36 @@ def _panels(count: int) -> tuple[plt.Figure, np.ndarray]:
     return plt.subplots(1, count, figsize=(5.8 * count, 4.4), squeeze=False, sharey=True)
 
 
-def budget_overview(results: pd.DataFrame, path: Path) -> Path | None:
-    """Strongest-attack-within-cost accuracy against cost for every model, a panel per eps."""
+def budget_overview(results: pd.DataFrame, path: Path, *,
+                    families: Mapping[str, str] | None = None) -> Path | None:
+    """Strongest-attack-within-cost accuracy against cost for every model: a row of panels
+    per eps, a column per model family (``families``, as
+    :func:`robustbnn.report.families.model_families` gives them)."""
     rows = _budget_rows(results)
     if rows.empty:
         return None
-    styles = model_styles(results["model"])
+    styles = styles_for(results["model"])
+    groups = panel_groups(rows["model"], families)
     eps_values = sorted(rows[n.EPS].unique())
-    fig, axes = _panels(len(eps_values))
-    for ax, eps in zip(axes[0], eps_values, strict=True):
-        for model, mine in rows[rows[n.EPS] == eps].groupby("model", sort=False):
-            by_cost = mine.groupby(n.GRADIENT_EVALUATIONS)["value"].min().sort_index()
-            frontier = by_cost.cummin()
-            ax.plot(frontier.index, frontier.values, ms=4, label=model, **styles[model])
-        _log_cost(ax)
-        ax.set_xlabel("attack cost: gradient evaluations per input (S_attack × steps)")
-        ax.set_title(f"PGD-EOT accuracy, ε = {eps:g}")
-    axes[0][0].set_ylabel("accuracy (strongest attack within the cost)")
-    axes[0][-1].legend(fontsize=7, ncol=2)
-    fig.tight_layout()
+    fig, axes = family_panels(len(eps_values), groups, sharey=True)
+    for i, eps in enumerate(eps_values):
+        at = rows[rows[n.EPS] == eps]
+        for ax, (group, members) in zip(axes[i], groups.items(), strict=True):
+            for model in members:
+                mine = at[at["model"] == model]
+                if mine.empty:
+                    continue
+                by_cost = mine.groupby(n.GRADIENT_EVALUATIONS)["value"].min().sort_index()
+                frontier = by_cost.cummin()
+                ax.plot(frontier.index, frontier.values, ms=4, label=model, **styles[model])
+            _log_cost(ax)
+            ax.set_title(f"{group}, ε = {eps:g}", fontsize=9)
+        axes[i][0].set_ylabel("accuracy")
+    for ax in axes[-1]:
+        ax.set_xlabel("gradient evaluations per input")
+    fig.suptitle("PGD-EOT accuracy of the strongest attack within a cost "
+                 "(gradient evaluations = S_attack × steps)")
+    family_legend(fig, groups, styles)
     return save_figure(fig, path)
 
 
@@ -144,35 +160,42 @@ def detection_figure(results: pd.DataFrame, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path) -> Path | None:
-    """Every model's ROC per OOD set (held-out classes excluded), for its leaderboard OOD
-    measure (the best mean AUROC); from the first run's scores."""
+def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path, *,
+                     families: Mapping[str, str] | None = None) -> Path | None:
+    """Every model's ROC per OOD set (held-out classes excluded; a row of panels each), a
+    column per model family, for its leaderboard OOD measure (the best mean AUROC); from the
+    first run's scores."""
     _, values = _columns(results)
     if "ood_auroc_mean_measure" not in values:
         return None
     measure = values["ood_auroc_mean_measure"]
     ood = results[(results["task"] == n.OOD) & ~results["dataset"].str.startswith("heldout:")]
     sets = list(dict.fromkeys(ood["dataset"]))
-    styles = model_styles(results["model"])
+    styles = styles_for(results["model"])
     found = [(d, m) for d in sets for m in measure.index
              if scores_path(run_dir, m, d).is_file()]
     if not found:
         return None
-    fig, axes = _panels(len(sets))
-    for ax, dataset in zip(axes[0], sets, strict=True):
-        for model in measure.index:
-            file = scores_path(run_dir, model, dataset)
-            if not file.is_file():
-                continue
-            is_ood, scores = read_scores(file)
-            fpr, tpr, _ = roc_curve_points(is_ood, scores[measure[model]])
-            style = styles[model]
-            ax.plot(fpr, tpr, color=style["color"], ls=style["ls"], marker=style["marker"],
-                    ms=3, markevery=0.1, lw=1, label=f"{model} ({measure[model]})")
-        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
-        ax.set_xlabel("false positive rate (test images flagged)")
-        ax.set_title(f"ROC: test vs {dataset}")
-    axes[0][0].set_ylabel("true positive rate (OOD images flagged)")
-    axes[0][-1].legend(fontsize=6, ncol=1)
-    fig.tight_layout()
+    groups = panel_groups(measure.index, families)
+    fig, axes = family_panels(len(sets), groups, size=(3.6, 3.4), sharey=True)
+    for i, dataset in enumerate(sets):
+        for ax, (group, members) in zip(axes[i], groups.items(), strict=True):
+            for model in members:
+                file = scores_path(run_dir, model, dataset)
+                if not file.is_file():
+                    continue
+                is_ood, scores = read_scores(file)
+                fpr, tpr, _ = roc_curve_points(is_ood, scores[measure[model]])
+                style = styles[model]
+                ax.plot(fpr, tpr, color=style["color"], ls=style["ls"], marker=style["marker"],
+                        ms=3, markevery=0.1, lw=1, label=model)
+            ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":")
+            ax.set_title(f"{group}: test vs {dataset}", fontsize=9)
+        axes[i][0].set_ylabel("true positive rate")
+    for ax in axes[-1]:
+        ax.set_xlabel("false positive rate")
+    fig.suptitle("ROC curves: OOD images flagged (true positives) against test images flagged "
+                 "(false positives), each model's leaderboard measure")
+    family_legend(fig, groups, styles,
+                  labels={m: f"{m} ({measure[m]})" for m in measure.index})
     return save_figure(fig, path)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 from scipy.integrate import trapezoid
 
-from robustbnn.report.column import Column, per_run
+from robustbnn.report.column import SHIFT, Column, per_run
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 
@@ -40,15 +40,15 @@ def shift_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         count = rotated[n.ANGLE].nunique()
         acc = rotated[rotated["metric"] == n.ACCURACY]
         out.append((Column("rotated_accuracy_auc", f"rotated acc AUC {lo:g}–{hi:g}°",
-                           n.ACCURACY), _rotation_auc(acc)))
+                           n.ACCURACY, aspect=SHIFT), _rotation_auc(acc)))
         ece = rotated[rotated["metric"] == n.ECE]
-        out.append((Column("rotated_ece_mean", f"rotated ECE (mean of {count} angles)", n.ECE),
-                    per_run(ece)))
+        out.append((Column("rotated_ece_mean", f"rotated ECE (mean of {count} angles)", n.ECE,
+                           aspect=SHIFT), per_run(ece)))
     corrupted = rows[rows[n.SHIFT] == n.ShiftKind.CORRUPTED]
     if len(corrupted):
         count = with_knobs(corrupted, n.CORRUPTION)[n.CORRUPTION].nunique()
         for metric, title in ((n.ACCURACY, "acc"), (n.ECE, "ECE")):
             out.append((Column(f"corrupted_{metric}_mean",
-                               f"MNIST-C {title} (mean of {count})", metric),
+                               f"MNIST-C {title} (mean of {count})", metric, aspect=SHIFT),
                         per_run(corrupted[corrupted["metric"] == metric])))
     return out

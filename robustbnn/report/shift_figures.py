@@ -1,31 +1,36 @@
 """Dataset-shift and reliability figures, drawn from the results table alone.
 
 * ``shift_rotation.png``: every model's accuracy, ECE, NLL, Brier score and mean predictive
-  entropy against the rotation angle (Ovadia et al. 2019, Fig. 1 style).
+  entropy against the rotation angle (Ovadia et al. 2019, Fig. 1 style), a row per metric and
+  a column per model family.
 * ``shift_corruption.png``: every model's accuracy and ECE per MNIST-C corruption and their
-  mean.
+  mean, a row per model family.
 * ``shift_<model>.png``: one model's calibration metrics and mean uncertainty per measure
   against angle, and its accuracy and ECE per corruption.
 * ``reliability.png``: every model's reliability diagram on the clean test set and on MNIST-C
-  pooled over corruptions (bins with at least 10 examples, averaged over runs);
+  pooled over corruptions (bins with at least 10 examples, averaged over runs), a column per
+  model family;
   ``reliability_<model>.png``: one model's two diagrams, every non-empty bin, with the share
   of examples per bin.
 
 Every model keeps one colour-and-marker pair in every figure
-(:func:`robustbnn.report.styles.model_styles`); means over runs.
+(:func:`robustbnn.report.styles.styles_for`); the family panels and their one legend come from
+:func:`robustbnn.report.canvas.family_panels`; means over runs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from robustbnn.report.canvas import plain_log_ticks, save_figure
+from robustbnn.report.canvas import family_legend, family_panels, plain_log_ticks, save_figure
+from robustbnn.report.families import panel_groups
 from robustbnn.report.shift_detail import shift_frame
-from robustbnn.report.styles import model_styles
+from robustbnn.report.styles import styles_for
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 
@@ -45,29 +50,34 @@ def _curve(rows: pd.DataFrame, metric: str, key: str, measure: str = "") -> pd.S
     return sel.groupby(key, sort=False)["value"].mean()
 
 
-def rotation_overview(results: pd.DataFrame, path: Path) -> Path | None:
+def rotation_overview(results: pd.DataFrame, path: Path, *,
+                      families: Mapping[str, str] | None = None) -> Path | None:
     """Accuracy, ECE, NLL, Brier score and mean predictive entropy against angle, every
-    model."""
+    model: a row per metric, a column per model family (``families``, as
+    :func:`robustbnn.report.families.model_families` gives them)."""
     rows = shift_frame(results, n.ShiftKind.ROTATED)
     if rows.empty:
         return None
-    styles = model_styles(results["model"])
-    panels = [*ROTATION_PANELS, (n.MEAN_UNCERTAINTY, "mean predictive entropy (nats)")]
-    fig, axes = plt.subplots(2, 3, figsize=(16, 8.5))
-    for ax, (metric, label) in zip(axes.flat, panels, strict=False):
+    styles = styles_for(results["model"])
+    groups = panel_groups(rows["model"], families)
+    panels = [*ROTATION_PANELS, (n.MEAN_UNCERTAINTY, "mean pred. entropy (nats)")]
+    fig, axes = family_panels(len(panels), groups, size=(3.4, 2.4))
+    for i, (metric, label) in enumerate(panels):
         measure = ENTROPY if metric == n.MEAN_UNCERTAINTY else ""
-        for model, mine in rows.groupby("model", sort=False):
-            curve = _curve(mine, metric, n.ANGLE, measure).sort_index()
-            ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
+        for ax, (group, members) in zip(axes[i], groups.items(), strict=True):
+            for model in members:
+                curve = _curve(rows[rows["model"] == model], metric, n.ANGLE, measure)
+                curve = curve.sort_index()
+                ax.plot(curve.index, curve.values, ms=4, label=model, **styles[model])
+            ax.set_xticks(sorted(rows[n.ANGLE].unique())[::2])
+            ax.grid(alpha=0.3)
+            if i == 0:
+                ax.set_title(group, fontsize=9)
+        axes[i][0].set_ylabel(label)
+    for ax in axes[-1]:
         ax.set_xlabel("rotation (degrees)")
-        ax.set_ylabel(label)
-        ax.set_xticks(sorted(rows[n.ANGLE].unique())[::2])
-        ax.grid(alpha=0.3)
-    handles, labels = axes.flat[0].get_legend_handles_labels()
-    axes.flat[-1].axis("off")
-    axes.flat[-1].legend(handles, labels, loc="center", fontsize=8, ncol=2)
     fig.suptitle("Rotated MNIST: calibration and uncertainty against the angle")
-    fig.tight_layout()
+    family_legend(fig, groups, styles)
     return save_figure(fig, path)
 
 
@@ -76,27 +86,35 @@ def _corruption_axis(ax: plt.Axes, names: list[str]) -> None:
     ax.grid(alpha=0.3, axis="y")
 
 
-def corruption_overview(results: pd.DataFrame, path: Path) -> Path | None:
-    """Accuracy and ECE per MNIST-C corruption and their mean, every model (points)."""
+def corruption_overview(results: pd.DataFrame, path: Path, *,
+                        families: Mapping[str, str] | None = None) -> Path | None:
+    """Accuracy and ECE per MNIST-C corruption and their mean, every model (points): a row
+    of panels per model family (``families``), the legend giving each model's means."""
     rows = shift_frame(results, n.ShiftKind.CORRUPTED)
     if rows.empty:
         return None
     names = list(dict.fromkeys(rows[n.CORRUPTION]))
-    styles = model_styles(results["model"])
-    fig, axes = plt.subplots(2, 1, figsize=(max(9.0, 0.6 * len(names) + 4), 8), sharex=True)
-    for ax, (metric, label) in zip(axes, ((n.ACCURACY, "accuracy"), (n.ECE, "ECE")),
-                                   strict=True):
-        for model, mine in rows.groupby("model", sort=False):
-            curve = _curve(mine, metric, n.CORRUPTION).reindex(names)
-            style = styles[model]
-            x = np.arange(len(names))
-            ax.plot(x, curve.values, ls="none", marker=style["marker"], color=style["color"],
-                    ms=5, label=f"{model} (mean {np.nanmean(curve.values):.3f})")
-        ax.set_ylabel(label)
-        _corruption_axis(ax, names)
-        ax.legend(fontsize=6, ncol=3)
-    axes[0].set_title("MNIST-C: accuracy and ECE per corruption")
-    fig.tight_layout()
+    styles = styles_for(results["model"])
+    groups = panel_groups(rows["model"], families)
+    kinds = ((n.ACCURACY, "accuracy"), (n.ECE, "ECE"))
+    fig, axes = family_panels(len(kinds), groups, by_row=True,
+                              size=(max(4.5, 0.3 * len(names) + 1.5), 2.2))
+    x = np.arange(len(names))
+    means: dict[str, list[str]] = {}
+    for i, (metric, label) in enumerate(kinds):
+        for ax, (group, members) in zip(axes[i], groups.items(), strict=True):
+            for model in members:
+                curve = _curve(rows[rows["model"] == model], metric, n.CORRUPTION)
+                curve = curve.reindex(names)
+                style = styles[model]
+                ax.plot(x, curve.values, ls="none", marker=style["marker"],
+                        color=style["color"], ms=5, label=model)
+                means.setdefault(model, []).append(f"{label} {np.nanmean(curve.values):.3f}")
+            ax.set_ylabel(f"{group}\n{label}", fontsize=8)
+            _corruption_axis(ax, names)
+    fig.suptitle("MNIST-C: accuracy and ECE per corruption (legend: mean over corruptions)")
+    family_legend(fig, groups, styles, ls="none", right=True,
+                  labels={m: f"{m} ({', '.join(v)})" for m, v in means.items()})
     return save_figure(fig, path)
 
 
@@ -171,21 +189,31 @@ def _square(ax: plt.Axes, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def reliability_overview(results: pd.DataFrame, path: Path) -> Path | None:
-    """Every model's reliability diagram: a panel for the clean test set and one for MNIST-C
-    pooled (when the run has it)."""
+def reliability_overview(results: pd.DataFrame, path: Path, *,
+                         families: Mapping[str, str] | None = None) -> Path | None:
+    """Every model's reliability diagram: a row of panels for the clean test set and one for
+    MNIST-C pooled (when the run has it), a column per model family (``families``)."""
     table = reliability_frame(results)
     if table.empty:
         return None
     shifts = [s for s in (n.ShiftKind.NONE, n.ShiftKind.CORRUPTED) if (table[n.SHIFT] == s).any()]
-    styles = model_styles(results["model"])
-    fig, axes = plt.subplots(1, len(shifts), figsize=(6 * len(shifts), 5.6), squeeze=False)
-    for ax, shift in zip(axes[0], shifts, strict=True):
-        for model, bins in table[table[n.SHIFT] == shift].groupby("model", sort=False):
-            _diagram(ax, bins, OVERVIEW_MIN_COUNT, ms=4, lw=1, label=model, **styles[model])
-        _square(ax, f"Reliability: {LABELS[shift]}\n(bins with ≥ {OVERVIEW_MIN_COUNT} examples)")
-    axes[0][-1].legend(fontsize=6, ncol=2, loc="upper left")
-    fig.tight_layout()
+    styles = styles_for(results["model"])
+    groups = panel_groups(table["model"], families)
+    fig, axes = family_panels(len(shifts), groups, size=(3.3, 3.3), sharey=True)
+    for i, shift in enumerate(shifts):
+        at = table[table[n.SHIFT] == shift]
+        for j, (group, members) in enumerate(groups.items()):
+            ax = axes[i][j]
+            for model in members:
+                bins = at[at["model"] == model]
+                _diagram(ax, bins, OVERVIEW_MIN_COUNT, ms=4, lw=1, label=model, **styles[model])
+            _square(ax, f"{group}: {LABELS[shift]}")
+            ax.title.set_fontsize(8)
+            if j:
+                ax.set_ylabel("")
+            ax.set_xlabel("" if i < len(shifts) - 1 else "confidence (mean max prob.)")
+    fig.suptitle(f"Reliability diagrams (bins with ≥ {OVERVIEW_MIN_COUNT} examples)")
+    family_legend(fig, groups, styles)
     return save_figure(fig, path)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["model_styles"]
+__all__ = ["model_styles", "styles_for"]
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf",  # tab20's dark shades (= tab10)
@@ -35,3 +35,14 @@ def model_styles(models: Iterable[str]) -> dict[str, dict[str, str]]:
     return {model: {"color": COLORS[i % len(COLORS)], "marker": MARKERS[i % len(MARKERS)],
                     "ls": LINESTYLES[(i // LINESTYLE_EVERY) % len(LINESTYLES)]}
             for i, model in enumerate(dict.fromkeys(models))}
+
+
+def styles_for(models: Iterable[str]) -> dict[str, dict[str, str]]:
+    """:func:`model_styles` of the sorted distinct ``models``: every figure of a render passes
+    all the results' models, so a model has one look in all of them, whatever the row order.
+
+    Example:
+        >>> styles_for(["b", "a", "b"]) == model_styles(["a", "b"])
+        True
+    """
+    return model_styles(sorted(set(models)))

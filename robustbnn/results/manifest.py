@@ -19,7 +19,12 @@ logger = logging.getLogger(__name__)
 MANIFEST = ".robustbnn-render.json"
 # What a render can write: only such files are ever removed, whatever a manifest says.
 OURS = frozenset({"leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",
-                  "ood.md", "ood.csv", "attack.md", "shift.md"})
+                  "ood.md", "ood.csv", "attack.md", "shift.md", "all_columns.csv",
+                  "all_columns.json",
+                  # the aspect tables (robustbnn.report.aspects)
+                  *(f"table_{aspect}.{ext}" for aspect in ("attacks", "robustness", "ood",
+                                                           "shift", "sanity")
+                    for ext in ("md", "csv"))})
 
 
 def is_ours(entry: object) -> bool:

@@ -33,14 +33,14 @@ TARGETED = "targeted"
 PGD = "pgd"
 OOD = "ood"
 HELDOUT_CLEAN = "heldout_clean"
-# The robustness leaderboard for stochastic models (README "Honest robustness numbers").
+# The robustness leaderboard for stochastic models (docs/concepts.md, "Honest robustness numbers").
 PGD_BUDGET = "pgd_budget"  # PGD-EOT accuracy over (S_attack, steps): the attack-budget curve
 WORST_OF_K = "worst_of_k"  # the largest budget's inputs evaluated k times
 DETECTOR_AWARE = "detector_aware"  # correct-or-flagged under non-adaptive and adaptive PGD
 ADV_OOD = "adv_ood"  # OOD inputs perturbed to lower each uncertainty measure
 ROBUST_FLAGS = "robust_flags"  # attack-reliability flags (measure = the flag's name)
 ROBUSTNESS_TASKS = (PGD_BUDGET, WORST_OF_K, DETECTOR_AWARE, ADV_OOD, ROBUST_FLAGS)
-# Calibration under dataset shift (README "Calibration under dataset shift").
+# Calibration under dataset shift (docs/concepts.md, "Calibration under dataset shift").
 SHIFT = "shift"  # accuracy, NLL, ECE, Brier, mean uncertainty on a shifted test set
 RELIABILITY = "reliability"  # reliability-diagram bins (clean, and pooled over MNIST-C)
 TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS,

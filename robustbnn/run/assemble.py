@@ -19,6 +19,7 @@ import torch
 
 from robustbnn import __version__
 from robustbnn.data.heldout import heldout_name
+from robustbnn.models import MODELS
 from robustbnn.results.schema import Result
 from robustbnn.results.scores import scores_path, write_scores
 from robustbnn.results.store import write_json, write_results
@@ -137,6 +138,8 @@ def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], repo
     """
     cfg = plan.spec.cfg
     models, contract = _models(finished)
+    for name, entry in models.items():  # for the reports' grouping only; no part of any key
+        entry["family"] = MODELS.get(name).family if name in MODELS else "other"
     bundle = bench_data(plan.spec)
     data = {"name": bundle.name, "source": bundle.source, "fingerprint": bundle.fingerprint,
             "sizes": [len(bundle.train), len(bundle.val), len(bundle.test)]}

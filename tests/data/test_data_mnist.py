@@ -12,7 +12,7 @@ from robustbnn.data.mnist import default_checksums, load_mnist
 from robustbnn.data.recipes import load_recipe
 from robustbnn.errors import DataError
 
-# Copied from shared/data/PROVENANCE.md, independently of datasets/mnist.json.
+# Copied from docs/provenance.md, independently of datasets/mnist.json.
 OFFICIAL_SHA256 = {
     "train-images-idx3-ubyte.gz":
         "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",

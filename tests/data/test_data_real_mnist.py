@@ -10,7 +10,7 @@ import torch
 
 from robustbnn.data import DATASETS, load_dataset
 
-# Class counts from shared/data/PROVENANCE.md.
+# Class counts from docs/provenance.md.
 OFFICIAL_TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
 OFFICIAL_TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
 FINGERPRINT = "db79a6f9f2bdf5bff0d922aaf9fa0662a6e1b3d71cc6df2a9f733c741ea197b0"

@@ -19,7 +19,7 @@ from robustbnn.data.notmnist import (
 from robustbnn.errors import ConfigError, DataError
 from tests.data._ood_fixtures import assert_missing, write_notmnist_tar
 
-# Copied from shared/data/SHA256SUMS, independently of robustbnn/data/notmnist.py.
+# Copied from docs/provenance.md, independently of robustbnn/data/notmnist.py.
 OFFICIAL_SHA256 = {
     "t10k-images-idx3-ubyte.gz":
         "70ae9e06201f2827e5b0a3781a3169d735dd2efc69996b9eeaee7f10ed4044d7",

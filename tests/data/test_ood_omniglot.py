@@ -18,7 +18,7 @@ from robustbnn.data.omniglot import (
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import assert_missing, plant, write_omniglot_zip
 
-# PROVENANCE.md's reading of indices [0,2,5,6,8,12,13,14,15,16,17,18,19,21,26].
+# docs/provenance.md's reading of indices [0,2,5,6,8,12,13,14,15,16,17,18,19,21,26].
 EXPECTED_SAFE = [
     "Alphabet_of_the_Magi", "Arcadian", "Balinese", "Bengali", "Braille", "Futurama", "Grantha",
     "Greek", "Gujarati", "Hebrew", "Inuktitut_(Canadian_Aboriginal_Syllabics)",

@@ -1,7 +1,7 @@
 """The real OOD files from ``$ROBUSTBNN_DATA`` (e.g. ``ROBUSTBNN_DATA=../shared/data``).
 
 Each test skips unless the variable is set and that set's files are under it. Counts are
-those of the shared data folder (PROVENANCE.md): the 10k notMNIST IDX sample, the two
+those of the shared data folder (docs/provenance.md): the 10k notMNIST IDX sample, the two
 Omniglot background-small zips and the four CIFAR-10 sprites; a full Omniglot background zip
 or the CIFAR-10 test batch changes the counts, which the tests then derive instead.
 """
@@ -33,7 +33,7 @@ def test_real_notmnist():
     x = load_ood("notmnist", 0)
     assert x.shape == (10000, 1, 28, 28) and x.dtype == torch.float32
     assert x.min() == 0.0 and x.max() == 1.0
-    assert abs(x.mean().item() * 255 - 108.79) < 0.01  # PROVENANCE.md: pixel mean 108.8
+    assert abs(x.mean().item() * 255 - 108.79) < 0.01  # docs/provenance.md: pixel mean 108.8
     ref = load_ood("notmnist", 1000, root, preprocessing="bhn_reference")
     assert ref.min() == -0.5 and ref.max() == 0.5 and torch.equal(ref, x[:1000] - 0.5)
 
@@ -57,7 +57,7 @@ def test_real_omniglot():
     assert x.shape == (len(keys), 1, 28, 28)
     if [p.name for p in zips] == ["images_background_small1.zip",
                                   "images_background_small2.zip"]:
-        assert len(keys) == 3260  # PROVENANCE.md: Balinese, Greek, katakana, Latin, Sanskrit
+        assert len(keys) == 3260  # docs/provenance.md: Balinese, Greek, katakana, Latin, Sanskrit
     assert x.min() == 0.0 and x.max() == 1.0
     assert 0.02 < x.mean() < 0.2  # white strokes on a black background
     assert torch.equal(load_ood("omniglot", 0, root, preprocessing="bhn_reference"), x)
@@ -71,7 +71,7 @@ def test_real_cifar10bw():
     assert x.shape == (10000 if has_test_batch else 4000, 1, 28, 28)
     assert 0.0 <= x.min() < 0.01 and 0.99 < x.max() <= 1.0
     if not has_test_batch:
-        assert abs(x.mean().item() * 255 - 122.5) < 1.0  # PROVENANCE.md: grayscale mean 122.5
+        assert abs(x.mean().item() * 255 - 122.5) < 1.0  # docs/provenance.md: grayscale mean 122.5
 
 
 @pytest.mark.parametrize("name", ["fashion_mnist", "kmnist"])

@@ -14,7 +14,7 @@ from robustbnn.data.kmnist import KMNIST
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import assert_missing
 
-# name -> (set, our folder, torchvision class, md5 in PROVENANCE.md)
+# name -> (set, our folder, torchvision class, md5 in docs/provenance.md)
 SETS = {
     "fashion_mnist": (FASHION_MNIST, "fashion_mnist", "FashionMNIST",
                       "bef4ecab320f06d8554ea6380940ec79"),

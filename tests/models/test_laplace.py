@@ -53,7 +53,7 @@ def _weights(model: LaplaceNet, n_samples: int, seed: int) -> torch.Tensor:
 
 
 def _library(model: LaplaceNet, cfg: LaplaceConfig):
-    """laplace-torch fitted on its own, as the README's users would, on the same network."""
+    """laplace-torch fitted on its own, as docs/models.md shows users, on the same network."""
     extra = {"last_layer_name": "net.layers.1"} if cfg.subset_of_weights == "last_layer" else {}
     la = laplace.Laplace(_MAPLogits(copy.deepcopy(model.net)), "classification",
                          subset_of_weights=cfg.subset_of_weights,

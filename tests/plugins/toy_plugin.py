@@ -1,4 +1,4 @@
-"""An outside model plug-in, exactly as the README shows it (registered as ``toy_ensemble``)."""
+"""An outside model plug-in, exactly as docs/models.md shows it (registered: ``toy_ensemble``)."""
 
 import dataclasses
 

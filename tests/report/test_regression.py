@@ -20,17 +20,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def committed(tmp_path: Path) -> Path:
-    """A committed reports folder: a run, its leaderboard and tolerances of 0.01."""
+    """A committed reports folder: a run, its leaderboards and tolerances of 0.01."""
     reports = write_run(tmp_path / "reports", rows("a", acc=0.9) + rows("b", acc=0.8))
     render([reports], reports, figures=False)
-    board = json.loads((reports / "leaderboard.json").read_text())
+    board = json.loads((reports / "all_columns.json").read_text())
     keys = [c["key"] for c in board["columns"] if c["kind"] == "number" and not c["timing"]]
     write_json(reports / "tolerances.json", {"columns": {k: 0.01 for k in keys}})
     return reports
 
 
 def _edit(reports: Path, model: str, key: str, value: float) -> None:
-    path = reports / "leaderboard.json"
+    path = reports / "all_columns.json"
     board = json.loads(path.read_text())
     next(r for r in board["rows"] if r["model"] == model)[key] = value
     path.write_text(json.dumps(board, indent=2))
@@ -47,7 +47,7 @@ def test_identical_numbers_pass(committed: Path, tmp_path: Path) -> None:
 
 
 def _numbers(reports: Path, *, timing: bool) -> set[str]:
-    board = json.loads((reports / "leaderboard.json").read_text())
+    board = json.loads((reports / "all_columns.json").read_text())
     return {c["key"] for c in board["columns"] if c["kind"] == "number" and c["timing"] == timing}
 
 
@@ -98,13 +98,50 @@ def test_cli_check_exits_1_with_one_line(committed: Path, tmp_path: Path,
     assert len(err) == 1 and "a fgsm_accuracy_eps0.1_S32: committed 0.9, new 0.5" in err[0]
 
 
+def test_the_check_compares_every_column_not_just_the_headline(committed: Path,
+                                                              tmp_path: Path) -> None:
+    headline = {c["key"] for c in json.loads((committed / "leaderboard.json").read_text())[
+        "columns"]}
+    assert "fgsm_accuracy_eps0.1_S32" not in headline  # only in all_columns.json
+    _edit(committed, "a", "fgsm_accuracy_eps0.1_S32", 0.9)
+    with pytest.raises(RegressionError, match=r"new/all_columns\.json and the committed "
+                       r".*reports/all_columns\.json: a fgsm_accuracy_eps0\.1_S32: "
+                       r"committed 0\.9, new 0\.5,"):
+        check(committed, _regenerate(tmp_path))
+
+
+def test_a_committed_folder_of_the_older_format_is_checked_too(committed: Path,
+                                                               tmp_path: Path) -> None:
+    # Rendered before the headline: leaderboard.json held every column, no all_columns.json.
+    (committed / "all_columns.json").replace(committed / "leaderboard.json")
+    assert check(committed, _regenerate(tmp_path)) == 2 * len(_numbers_of(
+        committed / "leaderboard.json"))
+    _edit_file(committed / "leaderboard.json", "b", "clean_accuracy", 0.85)
+    with pytest.raises(RegressionError, match=r"the committed .*reports/leaderboard\.json: "
+                       r"b clean_accuracy: committed 0\.85, new 0\.8,"):
+        check(committed, _regenerate(tmp_path))
+
+
+def _numbers_of(path: Path) -> set[str]:
+    board = json.loads(path.read_text())
+    return {c["key"] for c in board["columns"] if c["kind"] == "number" and not c["timing"]}
+
+
+def _edit_file(path: Path, model: str, key: str, value: float) -> None:
+    board = json.loads(path.read_text())
+    next(r for r in board["rows"] if r["model"] == model)[key] = value
+    path.write_text(json.dumps(board, indent=2))
+
+
 def test_committed_reports_are_the_rendering_of_the_committed_results(tmp_path: Path) -> None:
     reports = ROOT / "reports"
     assert main(["report", "--quiet", str(reports), "--out", str(tmp_path), "--no-figures"]) == 0
-    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "ood.md", "attack.md"):
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "all_columns.csv",
+                 "all_columns.json", "ood.md", "attack.md",
+                 *(p.name for p in tmp_path.glob("table_*"))):
         assert (tmp_path / name).read_bytes() == (reports / name).read_bytes(), name
     tolerances = json.loads((reports / "tolerances.json").read_text())
-    board = json.loads((reports / "leaderboard.json").read_text())
+    board = json.loads((reports / "all_columns.json").read_text())
     checked = {c["key"] for c in board["columns"] if c["kind"] == "number" and not c["timing"]}
     assert checked == set(tolerances["columns"]) and tolerances["seeds"] == [0, 1, 2]
     assert json.loads((reports / "run.json").read_text())["suite"] == "ci"

@@ -13,7 +13,8 @@ from robustbnn.cli import main
 from ._runs import rows, write_run
 
 RENDERED = ("leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",
-            "ood.md", "ood.csv", "attack.md")
+            "all_columns.csv", "all_columns.json", "table_attacks.md", "table_attacks.csv",
+            "table_ood.md", "table_shift.md", "table_sanity.csv", "ood.md", "ood.csv", "attack.md")
 
 
 @pytest.fixture(scope="module")
@@ -61,14 +62,16 @@ def test_report_into_another_folder_leaves_the_run_alone(smoke_run: Path,
 @pytest.mark.bench
 def test_smoke_leaderboard_has_the_cost_and_legend(smoke_run: Path) -> None:
     board = json.loads((smoke_run / "leaderboard.json").read_text())
-    assert [r["model"] for r in board["rows"]] == ["mlp", "mc_dropout"]  # by clean accuracy
-    assert {r["parameters"] for r in board["rows"]} == {25450}  # 784*32+32 + 32*10+10
+    assert [r["model"] for r in board["rows"]] == ["mlp", "mc_dropout"]  # by robust accuracy
+    every = json.loads((smoke_run / "all_columns.json").read_text())
+    assert {r["parameters"] for r in every["rows"]} == {25450}  # 784*32+32 + 32*10+10
     legend = " ".join(board["legend"])
     for knob in ("S_attack ∈ {1, 32}", "S_eval = 20", "objective `predictive`", "label `true`",
                  "clip to [0, 1] = True", "preprocessing `unit`"):
         assert knob in legend
     md = (smoke_run / "leaderboard.md").read_text()
-    assert md.startswith("# robustbnn leaderboard\n\nSorted by clean acc (higher is better")
+    assert md.startswith("# robustbnn leaderboard\n\nSorted by PGD-EOT all-3 acc ε=0.1 (S=4×5) "
+                         "(higher is better")
 
 
 @pytest.mark.bench
@@ -88,7 +91,7 @@ def test_several_runs_combine_as_mean_and_std(tmp_path: Path) -> None:
     assert main(["report", "--quiet", str(tmp_path / "s0"), str(tmp_path / "s1"),
                  "--out", str(tmp_path / "both")]) == 0
     md = (tmp_path / "both" / "leaderboard.md").read_text()
-    assert "| m | 0.8000 ± 0.1414 |" in md  # mean 0.8, sample std 0.1 * sqrt(2)
+    assert "| m | other | 0.8000 ± 0.1414 |" in md  # mean 0.8, sample std 0.1 * sqrt(2)
 
 
 def test_several_runs_need_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@ reliability figures, and the legend, from synthetic results with known numbers."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -160,7 +161,8 @@ def test_render_writes_shift_md_figures_and_legend(tmp_path: Path) -> None:
         in board
     assert "corrupted by the 3 MNIST-C corruptions" in board and "**Calibration.**" in board
     html = (out / "leaderboard.html").read_text(encoding="utf-8")
-    assert 'src="figures/shift_rotation.png"' in html and 'href="shift.md"' in html
+    assert re.search(r'data-file="shift_rotation\.(png|svg)"', html)  # embedded
+    assert 'href="shift.md"' in html
     # A render of the same folder without shift rows removes shift.md and the shift figures.
     write_run(tmp_path / "plain", rows("a"))
     render([tmp_path / "plain"], out)

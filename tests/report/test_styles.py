@@ -1,5 +1,5 @@
 """Figures tell every model apart (a colour-and-marker pair per model, 20 distinct colours, the
-same in every figure) and print plain tick labels."""
+same in every figure), draw a panel per model family, and print plain tick labels."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import matplotlib.colors as mcolors
 import pytest
 
 from robustbnn.report import figures, robust_figures, shift_figures
+from robustbnn.report.families import MAX_PER_PANEL
 from robustbnn.report.styles import model_styles
 from robustbnn.results.store import results_frame
 
@@ -51,13 +52,54 @@ def _looks(fig) -> list[tuple[str, str]]:  # noqa: ANN001
     return [(mcolors.to_hex(line.get_color()), line.get_marker()) for line in lines]
 
 
-def test_the_fgsm_overview_draws_every_model_distinctly(drawn: list, tmp_path: Path) -> None:
-    frame = results_frame([r for m in MODELS for r in rows(m)])
-    figures.fgsm_overview(frame, tmp_path / "f.png")
+TWENTY = [f"model{i:02d}" for i in range(20)]
+FAMILIES = {m: ("alpha", "Beta", "gamma", "delta", "eps")[i % 5] for i, m in enumerate(TWENTY)}
+
+
+def _looks_by_model(fig) -> dict[str, tuple[str, str]]:  # noqa: ANN001
+    looks = {}
+    for ax in fig.axes:
+        for line in ax.get_lines():
+            if not line.get_label().startswith("_"):
+                look = (mcolors.to_hex(line.get_color()), line.get_marker())
+                assert looks.setdefault(line.get_label(), look) == look  # one look per figure
+    return looks
+
+
+def test_twenty_models_keep_one_distinct_look_in_every_figure(drawn: list,
+                                                              tmp_path: Path) -> None:
+    results = [r for m in TWENTY for r in rows(m)]
+    reliability = [r for m in reversed(TWENTY) for r in shift_rows(m, kinds=())]
+    figures.fgsm_overview(results_frame(results), tmp_path / "f.png", families=FAMILIES)
+    shift_figures.reliability_overview(results_frame(reliability), tmp_path / "r.png",
+                                       families=FAMILIES)
+    fgsm, diagrams = (_looks_by_model(fig) for fig in drawn)
+    assert sorted(fgsm) == TWENTY and len(set(fgsm.values())) == 20
+    assert diagrams == fgsm  # rows in another order, the same look per model
+
+
+def test_the_family_panels_hold_exactly_their_familys_models(drawn: list,
+                                                             tmp_path: Path) -> None:
+    frame = results_frame([r for m in TWENTY for r in rows(m)])
+    figures.fgsm_overview(frame, tmp_path / "f.png", families=FAMILIES)
     (fig,) = drawn
-    per_panel = len(_looks(fig)) // len(fig.axes)
-    assert per_panel == 14
-    assert len(set(_looks(fig)[:per_panel])) == 14  # matplotlib's cycle alone repeats at 10
+    assert len(fig.axes) == 2 * 5  # a row per S_attack, a column per family
+    for ax in fig.axes:
+        family = ax.get_title().split(",")[0]
+        shown = {line.get_label() for line in ax.get_lines()}
+        assert shown == {m for m, f in FAMILIES.items() if f == family}, ax.get_title()
+    (legend,) = fig.legends
+    heads = [t.get_text() for t in legend.get_texts() if t.get_fontweight() == "bold"]
+    assert heads == ["alpha", "Beta", "delta", "eps", "gamma"]  # by name, case aside
+
+
+def test_models_without_a_family_are_split_into_readable_panels(drawn: list,
+                                                                tmp_path: Path) -> None:
+    frame = results_frame([r for m in TWENTY for r in rows(m)])
+    figures.fgsm_overview(frame, tmp_path / "f.png")  # an old run: no family recorded
+    (fig,) = drawn
+    per_panel = [len(ax.get_lines()) for ax in fig.axes]
+    assert max(per_panel) <= MAX_PER_PANEL and sum(per_panel) == 2 * 20
 
 
 def _tick_labels(fig) -> list[tuple[str, str]]:  # noqa: ANN001

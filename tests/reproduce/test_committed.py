@@ -34,11 +34,12 @@ SETS = ("uniform", "omniglot", "cifar10bw", "gaussian", "notmnist")
 # MLP notMNIST: +3.99 over seeds 0-2 (84.96 / 85.58 / 84.78 against 81.12) on an earlier
 # machine, +1.00 on the one that regenerated the committed CSV (85.97 / 79.95 / 80.45). Not the
 # 1,000-image subset: ten disjoint 1,000-image subsets of our notMNIST move the AUROC by sd
-# 0.5-0.8 per seed. A faithful reimplementation measured +2.9 at 20 epochs (PROTOCOLS.md §8.1);
-# see the full-budget run in reports/reproductions/full/ for the 100-epoch MLP.
+# 0.5-0.8 per seed. A faithful reimplementation measured +2.9 at 20 epochs
+# (docs/protocols.md §8.1); see the full-budget run in reports/reproductions/full/ for the
+# 100-epoch MLP.
 MLP_EXCEPTIONS = {"notmnist": 4.5}
 # The plain MLP's OOD AUROC moves by 3-7 points with the selected checkpoint at the same
-# accuracy (PROTOCOLS.md §8.3), so its seed spread is bounded loosely: measured up to 2.86
+# accuracy (docs/protocols.md §8.3), so its seed spread is bounded loosely: measured up to 2.86
 # (CIFAR-bw) on one machine and 3.34 (notMNIST, above) on another.
 MLP_SEED_STD = 4.0
 
@@ -88,7 +89,7 @@ def test_vhn_table1_parameter_counts_are_exact() -> None:
 
 # BHN Table 1 (A) at the ci budget (50 of 200 epochs), seed 0. BHN 0 is +2.88: the paper's
 # BbB* (92.06) sits below a plain MLP of the same net (ours 95.34; a faithful
-# reimplementation 95.32 ± 0.15, PROTOCOLS.md §8.5), so a better-trained BbB* overshoots it.
+# reimplementation 95.32 ± 0.15, docs/protocols.md §8.5), so a better-trained BbB* overshoots it.
 # BHN 12 is −1.82 at 50 epochs: with the code's q(g) init (std ≈ 0.002) the flow has
 # barely left its start (best validation epoch 49 of 50, still rising); the full budget's 200
 # epochs are the paper's. Both bounds are the measured value plus 0.6.

@@ -1,5 +1,5 @@
 """Ray's processes live no longer than the run that started them; a cluster the run joined is
-left running; a worker node killed mid-cell and a lost head end as the README says.
+left running; a worker node killed mid-cell and a lost head end as docs/running.md says.
 
 The first tests are cheap: the reaper on a tree of ``sleep`` processes, the executor on a
 stand-in ``ray`` module. The last one starts a real two-node cluster (slow)."""

@@ -1,6 +1,6 @@
 """``bbb_tutorial_noise``: the BbB PyTorch tutorial's entropy on N(0, 1) noise, MLP vs BNN.
 
-PROTOCOLS.md §4.4: all 60,000 training images, no epoch selection; the MLP is 784-400-400-10
+docs/protocols.md §4.4: all 60,000 training images, no epoch selection; the MLP is 784-400-400-10
 ReLU (10 epochs of Adam 1e-3, nn.Linear's init), the BNN 784-512-512-10 sigmoid with prior
 N(0, 6²) (std 6), μ ~ U(−0.6, 0.6), ρ = −6, one weight sample per step, 20 epochs of Adam
 1e-3. 1,000 images of unclipped N(0, 1) noise, 100 samples, entropy in bits of the geometric
@@ -34,7 +34,7 @@ def runs(budget: str, variant: str) -> tuple[Run, ...]:
 EXPERIMENTS.register("bbb_tutorial_noise", Experiment(
     name="bbb_tutorial_noise",
     title="Bayes by Backprop tutorial: entropy (bits) on N(0, 1) noise, MLP vs BNN",
-    reproduces="the Bayes by Backprop PyTorch tutorial (PROTOCOLS.md §4.4)",
+    reproduces="the Bayes by Backprop PyTorch tutorial (docs/protocols.md §4.4)",
     runs=runs,
     compares=lambda variant: tuple(compares_from_table(
         "bbb_tutorial_noise",

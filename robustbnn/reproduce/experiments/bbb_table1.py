@@ -1,4 +1,4 @@
-"""``bbb_table1``: Blundell et al. Table 1, MNIST test error (PROTOCOLS.md §4.2-4.3).
+"""``bbb_table1``: Blundell et al. Table 1, MNIST test error (docs/protocols.md §4.2-4.3).
 
 Two hidden ReLU layers of 400, 800 and 1,200 units; 50,000 training images and 10,000 for
 validation (selection on it); minibatch 128; SGD-type updates for up to 600 epochs. The
@@ -36,7 +36,7 @@ EXPERIMENTS.register("bbb_table1", Experiment(
                                             "BbB, Scale mixture": "bbb_mixture"}[e.row]))),
     variants={"ours": "pixels in [0, 1], Adam, lr 0.005 for BbB, 10 test samples"},
     notes=("The selected prior hyper-parameters, learning rates and test-time samples of each "
-           "row are not published (PROTOCOLS.md §4.1, §7.6).",),
+           "row are not published (docs/protocols.md §4.1, §7.6).",),
     gpu_estimate="600 epochs x 12 models x 3 seeds on 50,000 images; BbB 1,200 units "
                  "dominates; estimated 4-6 h on one H100, not run.",
 ))

@@ -1,4 +1,4 @@
-"""``bhn_fig5`` and ``bhn_fig7``: BHN's FGS with 1- and 32-sample gradients (PROTOCOLS.md §1.4).
+"""``bhn_fig5`` and ``bhn_fig7``: BHN's FGS, 1- and 32-sample gradients (docs/protocols.md §1.4).
 
 ``FGS_eval.evaluate`` on the full MNIST test set: x + ε·sign(∇ CE(p̄(x), y_true)), no
 clipping, the 20-step ε grid, the gradient of the predictive from 1 (Fig. 5) or 32 (Fig. 7)
@@ -69,7 +69,8 @@ for _name, _fig, _s in (("bhn_fig5", "Fig. 5", 1), ("bhn_fig7", "Fig. 7", 32)):
         reproduces=f"Krueger et al. 2017 (Bayesian Hypernetworks), {_fig}",
         runs=_runs(_s), compares=_compares(_s), variants=VARIANTS, figures=_figures(_s),
         notes=("The paper prints only plots; the architecture and coupling count of the "
-               "figure are not published (PROTOCOLS.md §1.4), so the code's default net runs.",),
+               "figure are not published (docs/protocols.md §1.4), so the code's default net "
+               "runs.",),
         gpu_estimate="200 epochs x 3 models x 3 seeds on full MNIST plus 20 FGS steps sizes "
                      f"on 10,000 images with {_s}-sample gradients; about 30 min on one H100.",
     ))

@@ -2,7 +2,7 @@
 
 The first 5,000 official training images, model selection on the 10,000-image validation
 split by accuracy with 20 MC samples, test accuracy on the 10,000 test images with 200 MC
-samples (PROTOCOLS.md §1.3). Rows: BHN with 0 (the paper's BbB*), 8 and 12 RealNVP coupling
+samples (docs/protocols.md §1.3). Rows: BHN with 0 (the paper's BbB*), 8 and 12 RealNVP coupling
 layers (our ``bhn_realnvp``, the code's init), MC dropout (p = 0.5), and a plain MLP beside
 them (§8.5: it already beats two of the published rows).
 """
@@ -16,7 +16,7 @@ from robustbnn.reproduce.registry import EXPERIMENTS
 COLUMNS = {"A": 800, "B": 1200}
 COUPLINGS = (0, 8, 12)
 # The launcher trains 200 epochs (launch_IAF_MNIST_MLP.py); ci trains 50, the length at
-# which a faithful reimplementation matched the dropout row on this CPU (PROTOCOLS.md §8.5).
+# which a faithful reimplementation matched the dropout row on this CPU (docs/protocols.md §8.5).
 EPOCHS = {"full": 200, "ci": 50}
 VARIANTS = {
     "paper": "two hidden layers of 800 / 1,200 units, as the paper's text says",

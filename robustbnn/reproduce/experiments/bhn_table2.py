@@ -1,4 +1,4 @@
-"""``bhn_table2``: BHN Table 2, anomaly detection on MNIST by max prob (PROTOCOLS.md §1.5).
+"""``bhn_table2``: BHN Table 2, anomaly detection on MNIST by max prob (docs/protocols.md §1.5).
 
 The launchers' net (Hendrycks & Gimpel's 784-256-256-256-10, tanh-GELU, Glorot-uniform
 weights as Lasagne's DenseLayer, L2 1e-5 for the MLP and dropout rows), full MNIST, 100 MC
@@ -26,13 +26,13 @@ BHN = ("bhn_realnvp.coupling=4", "bhn_realnvp.flow_hidden=256",
        "bhn_realnvp.grad_clip_norm=100.0", "bhn_realnvp.grad_clip_value=100.0")
 # The code trains 100 epochs (its default; the launchers do not override it). The ci budget
 # trains 20, the length at which a faithful reimplementation matched the published MLP and
-# MC-dropout rows on this CPU (PROTOCOLS.md §8).
+# MC-dropout rows on this CPU (docs/protocols.md §8).
 EPOCHS = {"full": 100, "ci": 20}
 
 VARIANTS = {
     "code": "the launchers' protocol: GELU, validation split in-distribution",
     "test_split": "as code, with the MNIST test split as the in-distribution set",
-    "relu": "as code, with ReLU hidden units (the lasagne default; PROTOCOLS.md §8.1)",
+    "relu": "as code, with ReLU hidden units (the lasagne default; docs/protocols.md §8.1)",
 }
 
 

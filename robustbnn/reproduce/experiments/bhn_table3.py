@@ -1,4 +1,4 @@
-"""``bhn_table3``: BHN Table 3, one MNIST class held out of training (PROTOCOLS.md §1.5).
+"""``bhn_table3``: BHN Table 3, one MNIST class held out of training (docs/protocols.md §1.5).
 
 For each class k: retrain without it (9 outputs), score the validation split without k as
 in-distribution against the training images of k, by variation ratio (max prob), mean std and

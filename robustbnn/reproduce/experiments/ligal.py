@@ -1,4 +1,4 @@
-"""``ligal_fig6``, ``ligal_fig7``: Li & Gal's FGSM and targeted attack (PROTOCOLS.md §3.4).
+"""``ligal_fig6``, ``ligal_fig7``: Li & Gal's FGSM and targeted attack (docs/protocols.md §3.4).
 
 3 hidden layers of 1,000 ReLU units, dropout 0.5 before every dense layer (input included),
 K = 10, weight decay 1e-6, Keras SGD lr 0.01 for 500 epochs on all 60,000 training images, no

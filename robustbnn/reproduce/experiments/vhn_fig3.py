@@ -1,6 +1,6 @@
 """``vhn_fig3``: Kristiadi's FGSM curves (Fig. 3) and parameter counts (Table 1).
 
-PROTOCOLS.md §2: 784-100-10 nets, batch 200, Adam, 20k iterations (80 epochs of our 50,000
+docs/protocols.md §2: 784-100-10 nets, batch 200, Adam, 20k iterations (80 epochs of our 50,000
 training images), 100 posterior samples per prediction; FGSM as the CDN code ran it
 (cleverhans FastGradientMethod: the predicted label, ε = 0.1, ..., 1.0, clipped to [0, 1],
 the first 1,000 test images, one sample per gradient). The same models are attacked twice:

@@ -1,7 +1,7 @@
 """Task ``indist``: every uncertainty measure on an in-distribution split other than test.
 
 BHN's anomaly-detection code scored the MNIST validation split as in-distribution
-(PROTOCOLS.md §1.5); with ``ood_in_split="val"`` the OOD cells rank against these scores.
+(docs/protocols.md §1.5); with ``ood_in_split="val"`` the OOD cells rank against these scores.
 """
 
 from __future__ import annotations

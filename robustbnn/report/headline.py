@@ -1,0 +1,74 @@
+"""The headline leaderboard: at most ten columns that answer "how robust is it, and does its
+uncertainty notice OOD data?".
+
+The model, its family, then clean accuracy and NLL, the honest robust accuracy (all-k PGD-EOT
+at ε = 0.1, marked :data:`~robustbnn.report.leaderboard.UPPER_BOUND_MARK` where it is an upper
+bound), detection-aware robust accuracy (adaptive attack), mean OOD AUROC and worst-case OOD
+AUROC (each with its best measure named in the cell), accuracy under shift (the MNIST-C mean,
+or the rotated-MNIST area for a run with rotation only) and the prediction cost
+(:data:`HEADLINE`). A run without some of them (no robustness or shift cells) shows the ones
+it has. Every other number is in an aspect table (:mod:`robustbnn.report.aspects`), and all of
+them in ``all_columns.csv``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from robustbnn.report.column import SANITY, Column
+from robustbnn.report.leaderboard import UPPER_BOUND_MARK, Leaderboard
+from robustbnn.results import names as n
+
+__all__ = ["FAMILY", "HEADLINE", "MAX_COLUMNS", "SHIFT_FALLBACK", "headline",
+           "headline_legend"]
+
+# The headline's numbers, in display order (after the model and its family); a key the
+# leaderboard lacks is left out.
+HEADLINE = ("clean_accuracy", "clean_nll", "robust_accuracy_allk_eps0.1",
+            "detection_aware_eps0.1", "ood_auroc_mean", "adv_ood_auroc_eps0.1",
+            "corrupted_accuracy_mean", n.SECONDS_PER_1000_PREDICTIONS)
+# Accuracy under shift when the run has no MNIST-C cells: rotated MNIST instead.
+SHIFT_FALLBACK = {"corrupted_accuracy_mean": "rotated_accuracy_auc"}
+MAX_COLUMNS = 10  # counting the model name
+FAMILY = Column("family", "family", kind="text", aspect=SANITY)
+
+
+def headline(board: Leaderboard, families: dict[str, str]) -> Leaderboard:
+    """The headline of the full leaderboard ``board``, rows in its order.
+
+    Args:
+        board: The leaderboard of every column (:func:`robustbnn.report.leaderboard.leaderboard`).
+        families: Model -> family (:func:`robustbnn.report.families.model_families`).
+
+    Returns:
+        The family column and the :data:`HEADLINE` columns ``board`` has, carrying their
+        measure and bound companions (and the sort column, when it is not one of them).
+    """
+    keys = [SHIFT_FALLBACK[k] if k in SHIFT_FALLBACK and k not in board.table else k
+            for k in HEADLINE]
+    table = board.table.assign(**{FAMILY.key: pd.Series(
+        [families.get(str(m), "other") for m in board.table.index], index=board.table.index,
+        dtype=object)})
+    full = dataclasses.replace(board, columns=[FAMILY, *board.columns], table=table)
+    return full.select([FAMILY.key, *keys])
+
+
+def headline_legend(board: Leaderboard) -> list[str]:
+    """The headline's own legend items: what the upper-bound mark means (when a shown column
+    can carry it) and where the other numbers are."""
+    items = []
+    bound = [c for c in board.columns if c.bound_key]
+    if bound:
+        items.append(f"**{UPPER_BOUND_MARK}** marks an upper bound: more posterior samples in "
+                     "the attack's gradient still lowered that model's robust accuracy "
+                     "(`eot_not_converged`), so its true robust accuracy may be lower. "
+                     "`leaderboard.csv` and `.json` keep the number numeric and say so in the "
+                     f"`{bound[0].bound_key}` field.")
+    named = [c for c in board.columns if c.measure_key]
+    if named:
+        items.append("A name in parentheses is the uncertainty measure behind the number, the "
+                     "one with the best value for that model; `leaderboard.csv` and `.json` "
+                     "carry it as its own field (`…_measure`).")
+    return items
