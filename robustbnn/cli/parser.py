@@ -139,7 +139,10 @@ def _add_report(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                         help="then compare the new all_columns.json with the committed "
                              "REFERENCE_DIR/all_columns.json (or an older REFERENCE_DIR/"
                              "leaderboard.json of every column), within REFERENCE_DIR/"
-                             "tolerances.json; exit 1 when a number moved beyond tolerance")
+                             "tolerances.json; where REFERENCE_DIR holds several seeds "
+                             "(all_columns_seeds.json), each number must lie within its "
+                             "model's seed range widened by the column's spread_margin; exit 1 "
+                             "when a number moved beyond tolerance")
     report.add_argument("--tolerances", type=Path, metavar="FILE",
                         help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")
 

@@ -42,6 +42,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``robustbnn report``: render the run folders, then ``--check`` them if asked."""
     from robustbnn.report.regression import check, reference_file
     from robustbnn.report.render import render
+    from robustbnn.report.spread import SEEDS_FILE
 
     if args.out is None and len(args.run_dirs) > 1:
         raise ConfigError(f"{len(args.run_dirs)} run folders were given: name the folder for "
@@ -56,7 +57,10 @@ def cmd_report(args: argparse.Namespace) -> int:
                     f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")
     if args.check is not None:
         n = check(args.check, out, tolerances=args.tolerances)
+        seeds = args.check / SEEDS_FILE
+        within = (f"within the committed seed range, widened by its margin, of {seeds}"
+                  if seeds.is_file() else f"within tolerance of {reference_file(args.check)}")
         if not args.quiet:
-            sys.stdout.write(f"regression check passed: {n} numbers within tolerance of "
-                             f"{reference_file(args.check)} (timing columns not compared)\n")
+            sys.stdout.write(f"regression check passed: {n} numbers {within} (timing columns "
+                             "not compared)\n")
     return 0

@@ -15,17 +15,17 @@ __all__ = ["cmd_reproduce"]
 
 
 def cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
-    """``robustbnn reproduce``: ``--list``, ``--plan``, or run the experiment and report."""
+    """``robustbnn reproduce``: ``--list`` (each experiment and its status in the reports of
+    ``--out``), ``--plan``, or run the experiment and report."""
     import shlex
 
     from robustbnn.reproduce import EXPERIMENTS, ReproduceOptions, plan_text, reproduce
 
     if args.list:
-        for name in EXPERIMENTS.names():
-            exp = EXPERIMENTS.get(name)
-            variants = ", ".join(exp.variants)
-            sys.stdout.write(f"{name}\t{exp.reproduces}\tvariants: {variants}\t"
-                             f"needs: {exp.data}\n")
+        from robustbnn.reproduce.status import list_text
+
+        experiments = (EXPERIMENTS.get(name) for name in EXPERIMENTS.names())
+        sys.stdout.write(list_text(experiments, args.out))
         return 0
     if not args.name:
         raise ConfigError("name an experiment (robustbnn reproduce NAME); "

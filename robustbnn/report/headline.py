@@ -8,7 +8,8 @@ AUROC (each with its best measure named in the cell), accuracy under shift (the 
 or the rotated-MNIST area for a run with rotation only) and the prediction cost
 (:data:`HEADLINE`). A run without some of them (no robustness or shift cells) shows the ones
 it has. Every other number is in an aspect table (:mod:`robustbnn.report.aspects`), and all of
-them in ``all_columns.csv``.
+them in ``all_columns.csv``. With several seeds, the legend says which differences on the sort
+column exceed the seed spread (:mod:`robustbnn.report.separable`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pandas as pd
 
 from robustbnn.report.column import SANITY, Column
 from robustbnn.report.leaderboard import UPPER_BOUND_MARK, Leaderboard
+from robustbnn.report.separable import groups_legend
 from robustbnn.results import names as n
 
 __all__ = ["FAMILY", "HEADLINE", "MAX_COLUMNS", "SHIFT_FALLBACK", "headline",
@@ -56,9 +58,14 @@ def headline(board: Leaderboard, families: dict[str, str]) -> Leaderboard:
 
 
 def headline_legend(board: Leaderboard) -> list[str]:
-    """The headline's own legend items: what the upper-bound mark means (when a shown column
-    can carry it) and where the other numbers are."""
+    """The headline's own legend items: which differences on the sort column exceed the seed
+    spread (several runs, :func:`robustbnn.report.separable.groups_legend`), what the
+    upper-bound mark means (when a shown column can carry it) and where the other numbers
+    are."""
     items = []
+    if board.groups:
+        items.append(groups_legend(board.groups, title=board.column(board.sort).title,
+                                   seeds=board.seeds))
     bound = [c for c in board.columns if c.bound_key]
     if bound:
         items.append(f"**{UPPER_BOUND_MARK}** marks an upper bound: more posterior samples in "

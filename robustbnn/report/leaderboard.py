@@ -21,6 +21,7 @@ from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.robust_columns import UPPER_BOUND
+from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
 
 __all__ = ["DEFAULT_SORT", "DEFAULT_SORTS", "NAN_NOTE", "UPPER_BOUND_MARK", "Leaderboard",
            "default_sort", "format_cell", "leaderboard", "tidy", "to_csv", "to_json",
@@ -55,6 +56,10 @@ class Leaderboard:
             own: the measure and bound companions of shown columns (shown inside their cells,
             :func:`format_cell`; CSV and JSON write them as fields beside their number) and
             the sort column when it is not shown (for :meth:`order_text` only).
+        groups: With several runs, the models gathered by overlapping seed ranges of the sort
+            column, best first (:func:`robustbnn.report.separable.groups`): the first group's
+            models after the first are not separable from the best, and their sort-column cells
+            carry :data:`~robustbnn.report.separable.SAME_MARK`. Empty for one run.
     """
 
     columns: list[Column]
@@ -64,6 +69,7 @@ class Leaderboard:
     sort: str
     nan: frozenset[tuple[str, str]] = frozenset()
     carried: tuple[Column, ...] = ()
+    groups: tuple[tuple[str, ...], ...] = ()
 
     def column(self, key: str) -> Column:
         """The column with ``key`` (shown or carried)."""
@@ -133,7 +139,9 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     ascending = True if col.kind == "text" else not col.higher_is_better
     table = table.sort_values(sort, ascending=ascending, kind="mergesort", na_position="last")
     seeds = [int(s) for s in results.drop_duplicates("run").sort_values("run")["seed"]]
-    return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan))
+    found = (groups([str(m) for m in table.index], seed_ranges(values[sort]))
+             if runs > 1 and col.kind == "number" else ())
+    return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found)
 
 
 def default_sort(keys: list[str]) -> str:
@@ -170,7 +178,9 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
 
     Where ``board`` carries, but does not show, the column naming the measure behind the
     number or saying it is an upper bound, the cell says so itself: ``0.9632 (bald)``, and
-    ``0.1900†`` (:data:`UPPER_BOUND_MARK`) for an upper bound.
+    ``0.1900†`` (:data:`UPPER_BOUND_MARK`) for an upper bound. With several runs, a cell of
+    the sort column whose seed range overlaps the best model's ends in
+    :data:`~robustbnn.report.separable.SAME_MARK` (:attr:`Leaderboard.groups`).
     """
     value = board.table.at[model, col.key]
     if col.kind == "text":
@@ -186,6 +196,8 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
         text += UPPER_BOUND_MARK
     if col.measure_key in carried and board.table.at[model, col.measure_key]:
         text += f" ({board.table.at[model, col.measure_key]})"
+    if col.key == board.sort and board.groups and model in board.groups[0][1:]:
+        text += f" {SAME_MARK}"
     return text
 
 
@@ -273,6 +285,9 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
     A value not measured is null. A value that is not finite is null too, and the row's
     ``nonfinite`` object (present only then) maps its key to ``"NaN"``, ``"Infinity"`` or
     ``"-Infinity"``: JSON has no such numbers, and a reader must not take one for missing.
+
+    With several runs, ``seed_groups`` (present only then) lists the models gathered by
+    overlapping seed ranges of the sort column, best first (:attr:`Leaderboard.groups`).
     """
     rows, marks = _records(board)
     legend = with_nan_note(board, legend)
@@ -289,6 +304,7 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
         **({"carried": [{**dataclasses.asdict(c), "higher_is_better": c.higher_is_better}
                         for c in companions]} if companions else {}),
         "legend": legend,
+        **({"seed_groups": [list(g) for g in board.groups]} if board.groups else {}),
         "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -1,4 +1,13 @@
-"""The CI regression check: a regenerated leaderboard against the committed one.
+"""The regression check: a regenerated leaderboard against the committed one.
+
+Two references, chosen by what the committed folder holds:
+
+* **the seed spread** (a render of several seeds, with ``all_columns_seeds.json``;
+  :mod:`robustbnn.report.spread`): each new number must lie within that model's committed seed
+  range [min, max], widened by the column's measured margin, ``spread_margin`` in
+  ``tolerances.json`` (:func:`compare_spread`). This is the check that holds across machines:
+  ``reports/default`` (seeds 0-2 of the default suite);
+* **one committed run** (the ``ci`` suite's ``reports/``): the rest of this docstring.
 
 It compares the full table of every column, ``all_columns.json``, not the headline. A
 committed folder rendered before the headline existed has no ``all_columns.json``; its
@@ -25,15 +34,20 @@ import math
 from pathlib import Path
 
 from robustbnn.errors import UserError
+from robustbnn.report.spread import SEEDS_FILE, SeedSpread, read_seeds
 
-__all__ = ["ALL_COLUMNS", "LEGACY", "REFRESH", "RegressionError", "check", "compare",
-           "load_tolerances", "reference_file"]
+__all__ = ["ALL_COLUMNS", "LEGACY", "REFRESH", "RegressionError", "check", "check_spread",
+           "compare", "compare_spread", "load_margins", "load_tolerances", "reference_file"]
 
 ALL_COLUMNS = "all_columns.json"  # every column (robustbnn.report.render)
 LEGACY = "leaderboard.json"  # every column too, in folders rendered before the headline
 
 REFRESH = ("if the change is deliberate, refresh the committed reports with `.ci/reports "
            "refresh` (reports/README.md)")
+# How to write the seed spread and its margins again.
+MEASURE = ("render the seeds together (`robustbnn report SEED0 SEED1 SEED2 --out DIR`) and "
+           "measure the margins with `python -m robustbnn.report.tolerances SEED0 SEED1 SEED2 "
+           "--out DIR/tolerances.json`, as `.ci/reports default` does (docs/reports.md)")
 
 
 class RegressionError(UserError):
@@ -62,10 +76,29 @@ def load_tolerances(path: Path) -> dict[str, float]:
         UserError: Naming the file (and the column) when it is missing, not JSON, or its
             ``columns`` is not a mapping of column key -> non-negative number.
     """
+    return _numbers(path, "columns")
+
+
+def load_margins(path: Path) -> dict[str, float]:
+    """The per-column margins of the seed-spread check: ``spread_margin`` of a
+    ``tolerances.json`` (:mod:`robustbnn.report.tolerances`).
+
+    Raises:
+        UserError: As :func:`load_tolerances`; also when the file has no ``spread_margin``
+            (measured before the seed-spread check existed).
+    """
+    if "spread_margin" not in _read(path, "tolerances file"):
+        raise UserError(f"{path} has no 'spread_margin' (the per-column margins of the "
+                        f"seed-spread check); {MEASURE}")
+    return _numbers(path, "spread_margin")
+
+
+def _numbers(path: Path, field: str) -> dict[str, float]:
+    """The mapping ``field`` of a tolerances file: column key -> non-negative number."""
     payload = _read(path, "tolerances file")
-    columns = payload.get("columns")
+    columns = payload.get(field)
     if not isinstance(columns, dict):
-        raise UserError(f"{path}: expected a 'columns' mapping of column key -> non-negative "
+        raise UserError(f"{path}: expected a {field!r} mapping of column key -> non-negative "
                         f"number; {REFRESH}")
     tolerances = {}
     for key, value in columns.items():
@@ -124,6 +157,111 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
     return problems
 
 
+def _checked(columns: list[dict]) -> list[str]:
+    """The keys of the numeric columns that are compared (every one but the timing ones)."""
+    return [c["key"] for c in columns if c.get("kind", "number") == "number" and not c["timing"]]
+
+
+def _seeds_text(seeds: list[int]) -> str:
+    return "seed " + str(seeds[0]) if len(seeds) == 1 else "seeds " + ", ".join(map(str, seeds))
+
+
+def compare_spread(committed: SeedSpread, new: dict, margins: dict[str, float]) -> list[str]:
+    """Every number of ``new`` outside its committed seed range widened by its margin.
+
+    A new value ``v`` of model ``m`` and column ``k`` passes when ``min − margin ≤ v ≤ max +
+    margin``, with [min, max] the range of ``m``'s committed per-seed values of ``k``. A value
+    missing (or NaN) passes only where a committed seed was missing too.
+
+    Args:
+        committed: The committed per-seed values (:func:`robustbnn.report.spread.read_seeds`).
+        new: The regenerated ``all_columns.json`` payload (one run, or the mean of several).
+        margins: Column key -> margin (``spread_margin`` of ``tolerances.json``).
+
+    Returns:
+        One line per violation, naming model, column, value, range, seeds and margin.
+
+    Example:
+        >>> spread = SeedSpread([0, 1], [{"key": "acc", "timing": False}],
+        ...                     {"mlp": {"acc": [0.90, 0.92]}})
+        >>> new = {"columns": [{"key": "acc", "kind": "number", "timing": False}],
+        ...        "rows": [{"model": "mlp", "acc": 0.95}]}
+        >>> print(*compare_spread(spread, new, {"acc": 0.01}))  # doctest: +NORMALIZE_WHITESPACE
+        mlp acc: new 0.95 is outside the committed range [0.9, 0.92] of seeds 0, 1 widened by
+        the margin 0.01
+    """
+    checked = _checked(committed.columns)
+    problems = []
+    new_keys = set(_checked(new["columns"]))
+    for key in sorted(new_keys.symmetric_difference(checked)):
+        where = "regenerated" if key in new_keys else "committed"
+        problems.append(f"column {key} is only in the {where} leaderboard")
+    new_rows = {r["model"]: r for r in new["rows"]}
+    for model in sorted(set(committed.values).symmetric_difference(new_rows)):
+        where = "regenerated" if model in new_rows else "committed"
+        problems.append(f"model {model} is only in the {where} leaderboard")
+    seeds = _seeds_text(committed.seeds)
+    for model, row in committed.values.items():
+        if model not in new_rows:
+            continue
+        for key in checked:
+            if key not in new_keys:
+                continue
+            if key not in margins:
+                problems.append(f"{model} {key}: no spread_margin for this column in "
+                                "tolerances.json")
+                continue
+            seen = [v for v in row.get(key, []) if v is not None]
+            value, margin = new_rows[model].get(key), margins[key]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                if len(seen) < len(committed.seeds):
+                    continue  # a committed seed had no number either
+                problems.append(f"{model} {key}: new value missing, committed "
+                                f"{', '.join(map(_fmt, seen))} at {seeds}")
+                continue
+            if not seen:
+                problems.append(f"{model} {key}: new {_fmt(value)}, but no committed seed "
+                                "has a number")
+                continue
+            lo, hi = min(seen), max(seen)
+            slack = 1e-9 * max(1.0, abs(lo), abs(hi))  # the 10 digits the files keep
+            if not lo - margin - slack <= value <= hi + margin + slack:
+                problems.append(f"{model} {key}: new {_fmt(value)} is outside the committed "
+                                f"range [{_fmt(lo)}, {_fmt(hi)}] of {seeds} widened by the "
+                                f"margin {margin:.6g}")
+    return problems
+
+
+def check_spread(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None) -> int:
+    """Judge the regenerated ``all_columns.json`` against the committed seed spread.
+
+    Args:
+        reference_dir: The committed multi-seed reports (``all_columns_seeds.json``,
+            ``tolerances.json`` with ``spread_margin``).
+        new_dir: A freshly rendered report folder (its ``all_columns.json``).
+        tolerances: Tolerances file (default ``reference_dir/tolerances.json``).
+
+    Returns:
+        How many numbers were compared.
+
+    Raises:
+        RegressionError: Naming every number outside its widened range.
+        UserError: For a missing or unreadable file, or a tolerances file without margins.
+    """
+    reference_dir, new_dir = Path(reference_dir), Path(new_dir)
+    seeds_file, new_file = reference_dir / SEEDS_FILE, new_dir / ALL_COLUMNS
+    committed = read_seeds(seeds_file, MEASURE)
+    new = _read(new_file, f"regenerated {ALL_COLUMNS}")
+    margins = load_margins(tolerances or reference_dir / "tolerances.json")
+    problems = compare_spread(committed, new, margins)
+    if problems:
+        raise RegressionError(
+            f"regression check failed: {len(problems)} number(s) of {new_file} outside the "
+            f"committed seed spread of {seeds_file}: " + "; ".join(problems)
+            + f". If the change is deliberate, {MEASURE}")
+    return len(_checked(committed.columns)) * len(committed.values)
+
+
 def reference_file(folder: Path) -> Path:
     """The file of ``folder`` that holds every column: :data:`ALL_COLUMNS`, or
     :data:`LEGACY` in a folder rendered before the headline.
@@ -139,7 +277,9 @@ def reference_file(folder: Path) -> Path:
 
 
 def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None) -> int:
-    """Compare the regenerated full table with the committed one (:func:`reference_file`).
+    """Compare the regenerated full table with the committed one (:func:`reference_file`), or,
+    when ``reference_dir`` holds ``all_columns_seeds.json``, with its seed spread
+    (:func:`check_spread`).
 
     Args:
         reference_dir: The committed reports (``all_columns.json``, or an older
@@ -155,6 +295,8 @@ def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None)
         UserError: For a missing or unreadable file.
     """
     reference_dir, new_dir = Path(reference_dir), Path(new_dir)
+    if (reference_dir / SEEDS_FILE).is_file():
+        return check_spread(reference_dir, new_dir, tolerances=tolerances)
     old_file, new_file = reference_file(reference_dir), new_dir / ALL_COLUMNS
     committed = _read(old_file, f"committed {ALL_COLUMNS} (or {LEGACY})")
     new = _read(new_file, f"regenerated {ALL_COLUMNS}")

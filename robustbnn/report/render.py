@@ -15,6 +15,8 @@ Outputs in ``out_dir``:
 * ``all_columns.csv`` / ``.json``: every column in one table for machines (the format
   ``leaderboard.csv`` / ``.json`` had before the headline); the CI regression check compares
   it (:mod:`robustbnn.report.regression`);
+* ``all_columns_seeds.json``, for several runs only: every numeric column's per-seed values,
+  the seed spread a new run is checked against (:mod:`robustbnn.report.spread`);
 * the detail tables ``ood.md``, ``ood.csv``, ``attack.md`` and ``shift.md``, and
   ``figures/*.png`` / ``.svg``.
 
@@ -56,7 +58,9 @@ from robustbnn.report.refused import (
     refused_markdown,
     refused_models,
 )
+from robustbnn.report.separable import groups_legend
 from robustbnn.report.shift_detail import shift_markdown
+from robustbnn.report.spread import SEEDS_FILE, seed_values, seeds_json
 from robustbnn.results.manifest import MANIFEST, read_manifest
 from robustbnn.results.paths import link_error, linked_part, refuse_links
 from robustbnn.results.store import RunFolderError, read_results, write_text_atomic
@@ -241,8 +245,12 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     tables = []
     for aspect, table in aspects.items():  # every number, by aspect
         name = aspect_file(aspect)
+        legend = aspect_legend(tagged, aspect)
+        if board.groups and any(c.key == board.sort for c in table.columns):
+            legend = [groups_legend(board.groups, title=board.column(board.sort).title,
+                                    seeds=board.seeds), *legend]
         write_text_atomic(out_dir / f"{name}.md", partial_markdown(aspect_markdown(
-            aspect, table, aspect_legend(tagged, aspect), title=TITLE, details=details), runs))
+            aspect, table, legend, title=TITLE, details=details), runs))
         write_text_atomic(out_dir / f"{name}.csv", to_csv(table))
         tables += [f"{name}.md", f"{name}.csv"]
     refused = refused_models(runs)  # models the contract refused: listed under the table
@@ -257,15 +265,18 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     write_text_atomic(out_dir / "all_columns.csv", refused_csv(to_csv(board), refused))
     write_text_atomic(out_dir / "all_columns.json", partial_json(
         refused_json(to_json(board, items, title=TITLE), refused), runs))
+    seeds = [SEEDS_FILE] if board.runs > 1 else []  # one run has no spread
+    if seeds:
+        write_text_atomic(out_dir / SEEDS_FILE, seeds_json(seed_values(results)))
     models = {m: e for run in reversed(runs) for m, e in (run.get("models") or {}).items()}
     page = HtmlPage(title=TITLE, headline=head,
                     aspects={ASPECTS[a]: t for a, t in aspects.items()}, legend=head_items,
                     figures=[*written, *(out_dir / f for f in keep)], families=families,
                     models=models, details=[*tables, "all_columns.csv", "all_columns.json",
-                                            *details],
+                                            *seeds, *details],
                     after_table=refused_html(refused))
     write_text_atomic(out_dir / "leaderboard.html", partial_html(to_html(page), runs))
     leaderboards = [f"leaderboard.{ext}" for ext in ("md", "csv", "json", "html")]
     _replace_manifest(out_dir, [*links, *details, *tables, *leaderboards,
-                                "all_columns.csv", "all_columns.json"], keep)
+                                "all_columns.csv", "all_columns.json", *seeds], keep)
     return board

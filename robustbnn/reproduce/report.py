@@ -2,12 +2,16 @@
 
 ``NAME.csv`` holds one line per table cell (ours per seed, mean ± std, the published value,
 Δ, and what differs from the published protocol); ``NAME.md`` lays it out with the protocol
-that ran, the budget, seeds and wall time; ``figures/NAME_*.png`` where the paper has figures.
+that ran, the budget, seeds and wall time; ``NAME.json`` records what ran and when (budget,
+variant, seeds, date, runs not run) for ``reproduce --list`` (:mod:`.status`);
+``figures/NAME_*.png`` where the paper has figures.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import json
 import math
 import statistics
 from pathlib import Path
@@ -198,7 +202,23 @@ def write_report(exp: Experiment, results: list[RunResults], meta: dict[str, Any
           + _closing(exp, figures, results))
     path = out_dir / f"{exp.name}.md"
     write_text_atomic(path, "\n".join(md))
+    _write_sidecar(exp, meta, out_dir)
     return path
+
+
+def _write_sidecar(exp: Experiment, meta: dict[str, Any], out_dir: Path) -> None:
+    """``NAME.json`` beside the report: what ran and when, read by ``reproduce --list``."""
+    runs = meta.get("runs", [])
+    record = {"experiment": exp.name, "budget": meta["budget"], "variant": meta["variant"],
+              "seeds": list(meta["seeds"]), "device": meta.get("device", ""),
+              "started": meta.get("started", ""),
+              "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+              "compute_seconds": meta.get("compute_seconds", 0.0),
+              "wall_seconds": meta.get("seconds", 0.0), "runs": runs,
+              "runs_not_run": [r for r in meta.get("all_runs", runs) if r not in runs],
+              "command": meta.get("command", "")}
+    write_text_atomic(out_dir / f"{exp.name}.json",
+                      json.dumps(record, indent=2, ensure_ascii=False) + "\n")
 
 
 def _intro(exp: Experiment, meta: dict[str, Any]) -> list[str]:

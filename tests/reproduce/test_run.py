@@ -78,7 +78,7 @@ def test_reproduce_writes_ours_beside_published_with_delta_only_on_protocol(
 def test_cli_lists_plans_and_names_unknown_experiments(tmp_path: Path, capsys) -> None:
     assert main(["reproduce", "--list"]) == 0
     listed = capsys.readouterr().out
-    assert "bhn_table2\tKrueger et al. 2017" in listed and "variants: code, test_split" in listed
+    assert "bhn_table2\tBHN Table 2: anomaly" in listed and "variants: code, test_split" in listed
     assert main(["reproduce", "bhn_table9"]) == 2
     assert "unknown experiment 'bhn_table9'; known: ['bbb_table1'" in capsys.readouterr().err
     assert main(["reproduce"]) == 2
