@@ -18,7 +18,8 @@ from robustbnn.contract.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.errors import ConfigError
 from robustbnn.results.names import SHIFTS, ShiftKind
 
-__all__ = ["KINDS", "BenchConfig", "RobustnessKind", "check_samples", "max_samples"]
+__all__ = ["KINDS", "BenchConfig", "BudgetObjective", "RobustnessKind", "check_samples",
+           "max_samples"]
 
 
 class RobustnessKind(enum.StrEnum):
@@ -27,6 +28,15 @@ class RobustnessKind(enum.StrEnum):
     BUDGET = "budget"  # PGD-EOT accuracy over (S_attack, steps), worst-of-k, the flags
     DETECTOR_AWARE = "detector_aware"  # non-adaptive vs adaptive PGD against the detectors
     ADVERSARIAL_OOD = "adversarial_ood"  # OOD inputs moved to lower each uncertainty measure
+
+
+class BudgetObjective(enum.StrEnum):
+    """The losses the budget cells' PGD-EOT ascends, each a mean over the attack's samples;
+    with more than one, each example keeps the input worst for the model (AutoAttack's
+    ensemble, :func:`robustbnn.attacks.worst_case.worst_case`)."""
+
+    CE = "ce"  # cross-entropy, (1/S) sum_s CE(f_s(x), y): saturates with large logits
+    DLR = "dlr"  # difference-of-logits ratio (Croce & Hein 2020): scale-invariant margin
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,6 +111,9 @@ class BenchConfig:
     budget_s_attack: tuple[int, ...] = (1, 4, 16, 64)
     budget_steps: tuple[int, ...] = (10, 40, 100)
     budget_restarts: int = 1
+    # Per example the worst case over PGD-EOT on each objective (same budget and streams):
+    # CE alone is gradient-masked where the softmax saturates (docs/pitfalls.md §1.8).
+    budget_objectives: tuple[BudgetObjective, ...] = (BudgetObjective.CE, BudgetObjective.DLR)
     worst_k: int = 10  # evaluations of the largest budget's inputs, S_eval fresh samples each
     eot_tol: float = 0.01  # eot_not_converged, transfer and black-box flags: accuracy margin
     snr_min: float = 1.0  # low_gradient_snr: median SNR of the S_attack-sample gradient below
@@ -164,6 +177,9 @@ class BenchConfig:
             if field.name in UNIQUE and len(set(coerced)) != len(coerced):
                 twice = sorted({_plain(v) for v in coerced if coerced.count(v) > 1})
                 raise ConfigError(f"{where} names {twice} more than once; name each once")
+        if RobustnessKind.BUDGET in kinds["robustness"] and not kinds["budget_objectives"]:
+            raise ConfigError("budget_objectives is empty but the budget cells need one: name "
+                              f"at least one of {[o.value for o in BudgetObjective]}")
         for name, n in self.ood_counts:
             if n < 0:
                 raise ConfigError(f"ood_counts: {name}={n} is out of range: counts must be >= 0")
@@ -199,7 +215,7 @@ BENCH_RANGES: dict[str, Range] = {
 }
 # Lists of names: one named twice would run (and report) twice.
 UNIQUE = ("models", "ood", "attacks", "robustness", "shift", "heldout_models", "extra_measures",
-          "adv_ood_sets", "shift_corruptions", "shift_angles")
+          "adv_ood_sets", "shift_corruptions", "shift_angles", "budget_objectives")
 # The flag that sets a field, for messages.
 FLAGS = {"seed": "--seed", "models": "--models", "dataset": "--dataset", "ood": "--ood",
          "attacks": "--attacks", "robustness": "--robustness", "shift": "--shift",
@@ -211,6 +227,7 @@ FLAGS = {"seed": "--seed", "models": "--models", "dataset": "--dataset", "ood": 
 KINDS: dict[str, tuple[tuple[enum.StrEnum, ...], str]] = {
     "robustness": (tuple(RobustnessKind), "robustness cell kind"),
     "shift": (SHIFTS, "shift kind"),
+    "budget_objectives": (tuple(BudgetObjective), "budget objective"),
 }
 
 

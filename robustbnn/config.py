@@ -138,6 +138,29 @@ def field_ranges(cls: type) -> dict[str, Range | OneOf]:
     return out
 
 
+# ``dataclasses.field(default=..., metadata=ADDED_LATER)``: a setting added after cache keys and
+# cell ids existed, whose default is the behaviour from before. config_identity leaves it out
+# while it holds that default, so every earlier key and id stays valid.
+ADDED_LATER = types.MappingProxyType({"identity": "omit_at_default"})
+
+
+def config_identity(cfg: Any) -> dict[str, Any]:
+    """``dataclasses.asdict(cfg)`` as cache keys and cell ids hash it: without the
+    :data:`ADDED_LATER` fields that hold their default.
+
+    Args:
+        cfg: A config dataclass instance.
+
+    Returns:
+        Its fields as a dict.
+    """
+    out = dataclasses.asdict(cfg)
+    for f in dataclasses.fields(cfg):
+        if f.metadata.get("identity") == "omit_at_default" and getattr(cfg, f.name) == f.default:
+            del out[f.name]
+    return out
+
+
 def _check_range(cls: type, field: str, value: Any, owner: str) -> None:
     """Raise :class:`ConfigError` naming owner, field, value and range when out of range."""
     allowed = field_ranges(cls).get(field)

@@ -10,6 +10,9 @@ Two objectives differ for stochastic models (docs/pitfalls.md §1.2), so both ar
   (Carlini & Wagner 2017, arXiv:1608.04644). A softmax with a top-two logit gap above ~100
   rounds to one-hot in float32, so the CE's gradient underflows to exactly zero; the margin
   is linear in the logits and never saturates (docs/pitfalls.md §1.8).
+* ``"dlr"``: the difference-of-logits ratio, (1/S) sum_s DLR(f_s(x), y), the CW margin divided
+  by z_π1 − z_π3 so it is also scale-invariant (Croce & Hein 2020, arXiv:2003.01690;
+  :mod:`robustbnn.attacks.margin`, which says why per-sample logits).
 
 Which class the loss is about is the label policy, shared by every attack:
 
@@ -35,10 +38,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from robustbnn.attacks.margin import dlr_loss
 from robustbnn.contract.checked import Checked, checked
 from robustbnn.metrics.classification import log_predictive_probs
 
-OBJECTIVES = ("predictive", "expected", "cw")
+OBJECTIVES = ("predictive", "expected", "cw", "dlr")
 LABELS = ("true", "predicted")
 
 
@@ -51,7 +55,8 @@ def check_options(objective: str | None = None, label: str | None = None) -> Non
 
 
 def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum") -> Tensor:
-    """The loss of labels ``y`` (B,) under sampled ``logits`` (S, B, C): CE, or the CW margin.
+    """The loss of labels ``y`` (B,) under sampled ``logits`` (S, B, C): CE, the CW margin or
+    the DLR.
 
     ``reduction="sum"`` gives a scalar; ``"none"`` gives one loss per example, shape (B,).
     """
@@ -68,6 +73,8 @@ def mc_loss(logits: Tensor, y: Tensor, objective: str, *, reduction: str = "sum"
         others = logits.scatter(-1, y.expand(n_samples, -1).unsqueeze(-1), float("-inf"))
         per = (others.amax(-1) - true).mean(0)  # (B,)
         return per.sum() if reduction == "sum" else per
+    if objective == "dlr":
+        return dlr_loss(logits, y, reduction=reduction)
     raise ValueError(f"unknown attack objective {objective!r}; known: {list(OBJECTIVES)}")
 
 
@@ -111,7 +118,8 @@ class GradientSettings:
 
     Attributes:
         n_samples: S_attack, the posterior samples in the estimate.
-        objective: ``"predictive"``, ``"expected"`` or ``"cw"`` (see the module docstring).
+        objective: ``"predictive"``, ``"expected"``, ``"cw"`` or ``"dlr"`` (see the module
+            docstring).
         label: ``"true"`` or ``"predicted"``: the class an untargeted attack moves away from.
 
     Raises:

@@ -63,7 +63,9 @@ class PGD(Attack):
         restarts: Independent runs; each example keeps its strongest.
         random_start: Start uniformly in the eps-ball (else at ``x``).
         n_samples: S_attack, fresh posterior samples per step.
-        objective: ``"expected"`` (EOT, default) or ``"predictive"``.
+        objective: ``"expected"`` (EOT, default), ``"predictive"``, or a margin loss that
+            does not saturate, ``"cw"`` or ``"dlr"`` (:mod:`robustbnn.attacks.margin`), each
+            a mean over samples.
         label: ``"true"`` or ``"predicted"`` (the MC prediction on the clean input, fixed for
             all steps); unused when a ``target`` is passed.
     """
@@ -82,7 +84,8 @@ class PGD(Attack):
     ranges: ClassVar[dict[str, Range | OneOf]] = {
         "eps": NON_NEGATIVE, "step_size": NON_NEGATIVE, "steps": NON_NEGATIVE,
         "restarts": POSITIVE_INT, "n_samples": POSITIVE_INT,
-        "objective": OneOf(("expected", "predictive")), "label": OneOf(("true", "predicted"))}
+        "objective": OneOf(("expected", "predictive", "cw", "dlr")),
+        "label": OneOf(("true", "predicted"))}
 
     def __post_init__(self) -> None:
         if self.eps < 0 or self.steps < 0 or self.restarts < 1 or self.n_samples < 1:

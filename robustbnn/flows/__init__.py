@@ -8,9 +8,10 @@ flow and scores the draw by the change of variables, never inverting the flow.
 * :class:`LinearFlow` (``linear.py``): elementwise z = ε ⊙ (exp(w) + δ) + b, always first.
 * :class:`MADE` (``made.py``): masked, weight-normalised autoregressive network.
 * :class:`IAFStep` (``iaf.py``): inverse autoregressive flow step z ← μ(z) + σ(z) ⊙ z.
-* :class:`AffineCoupling`, :class:`Permutation` (``realnvp.py``): RealNVP coupling layer.
+* :class:`AffineCoupling`, :class:`Permutation`, :class:`Reverse` (``realnvp.py``): RealNVP
+  coupling layer and the two reorderings placed between couplings.
 * :class:`FlowChain`, :func:`build_flow` (``chain.py``): a stack of layers.
-* :class:`Hypernet` (``hypernet.py``): N(0, I) noise → LinearFlow → chain, with log q.
+* :class:`Hypernet` (``hypernet.py``): N(0, σ²I) noise → LinearFlow → chain, with log q.
 
 Why not zuko: zuko builds its autoregressive flows as MAFs, whose one-pass direction is
 data → noise; sampling runs the inverse, a D-step sequential loop (``passes = features``;
@@ -38,7 +39,7 @@ from robustbnn.flows.hypernet import Hypernet
 from robustbnn.flows.iaf import IAFStep
 from robustbnn.flows.linear import LinearFlow
 from robustbnn.flows.made import MADE, made_masks
-from robustbnn.flows.realnvp import AffineCoupling, Permutation
+from robustbnn.flows.realnvp import AffineCoupling, Permutation, Reverse
 
 __all__ = [
     "MADE",
@@ -48,6 +49,7 @@ __all__ = [
     "IAFStep",
     "LinearFlow",
     "Permutation",
+    "Reverse",
     "build_flow",
     "made_masks",
 ]

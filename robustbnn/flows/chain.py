@@ -9,9 +9,13 @@ from torch import Tensor, nn
 
 from robustbnn.errors import ConfigError
 from robustbnn.flows.iaf import IAFStep
-from robustbnn.flows.realnvp import AffineCoupling, Permutation
+from robustbnn.flows.realnvp import AffineCoupling, Permutation, Reverse
 
 FLOW_KINDS = ("iaf", "realnvp")
+# Where RealNVP reorders coordinates: "permute", a fixed random permutation between
+# consecutive couplings (BHNs.py); "reverse", a reversal before every coupling
+# (dk_anomaly_detection.py's ReverseLayer).
+COUPLING_ORDERS = ("permute", "reverse")
 
 
 class FlowChain(nn.Module):
@@ -38,13 +42,13 @@ class FlowChain(nn.Module):
         """
         index = torch.arange(dim)
         for layer in self.layers:
-            if isinstance(layer, Permutation):
+            if isinstance(layer, Permutation | Reverse):
                 index = index[layer.perm.cpu()]  # z' = z[..., π]
         return index
 
 
 def build_flow(kind: str, dim: int, steps: int, hidden: int = 200, *,
-               coupling_weight_norm: bool = False,
+               coupling_weight_norm: bool = False, order: str = "permute",
                generator: torch.Generator | None = None) -> FlowChain:
     """The hypernet's flow: its layers other than the :class:`~robustbnn.flows.LinearFlow`.
 
@@ -57,19 +61,32 @@ def build_flow(kind: str, dim: int, steps: int, hidden: int = 200, *,
         hidden: Hidden units of each MADE / coupling MLP.
         coupling_weight_norm: Weight-normalise the RealNVP couplings (the MADEs of the IAF
             always are, as in the BHN code).
+        order: RealNVP only, one of :data:`COUPLING_ORDERS`: ``"permute"`` puts a fixed
+            random :class:`~robustbnn.flows.Permutation` between consecutive couplings
+            [CODE BHN ``MLPWeightNorm_BHN``]; ``"reverse"`` puts a
+            :class:`~robustbnn.flows.realnvp.Reverse` before every coupling
+            [CODE BHN ``dk_anomaly_detection.py``].
         generator: Source of orderings, permutations and initialisation.
 
     Raises:
-        ConfigError: For an unknown ``kind`` or a negative ``steps``.
+        ConfigError: For an unknown ``kind`` or ``order``, a negative ``steps``, or
+            ``order="reverse"`` with the IAF (whose steps draw their own orderings).
     """
     if steps < 0:
         raise ConfigError(f"the number of flow steps must be >= 0, got {steps}")
+    if order not in COUPLING_ORDERS:
+        raise ConfigError(f"unknown coupling order {order!r}; known: {sorted(COUPLING_ORDERS)}")
+    if order != "permute" and kind == "iaf":
+        raise ConfigError(f"coupling order {order!r} applies to realnvp only; the IAF's steps "
+                          "draw their own orderings: leave it at 'permute'")
     layers: list[nn.Module] = []
     if kind == "iaf":
         layers = [IAFStep(dim, hidden, generator=generator) for _ in range(steps)]
     elif kind == "realnvp":
         for i in range(steps):
-            if i > 0:
+            if order == "reverse":
+                layers.append(Reverse(dim))
+            elif i > 0:
                 layers.append(Permutation(dim, generator=generator))
             layers.append(AffineCoupling(dim, hidden, weight_norm=coupling_weight_norm,
                                          generator=generator))

@@ -1,4 +1,4 @@
-"""RealNVP affine coupling and the fixed permutation placed between coupling layers."""
+"""RealNVP affine coupling and the fixed permutations placed between coupling layers."""
 
 from __future__ import annotations
 
@@ -83,3 +83,23 @@ class Permutation(nn.Module):
     def forward(self, z: Tensor) -> tuple[Tensor, Tensor]:
         """Map z of shape (..., D) to (z[..., π], zeros of shape (...))."""
         return z[..., self.perm], z.new_zeros(z.shape[:-1])
+
+
+class Reverse(nn.Module):
+    """z → z[..., ::-1] (log-det 0): the BHN anomaly-detection script's ``ReverseLayer``.
+
+    ``dk_anomaly_detection.py`` puts one before every coupling layer, so consecutive couplings
+    alternate between transforming the two halves [CODE BHN ``modules.ReverseLayer``]. It
+    draws nothing, unlike :class:`Permutation`.
+
+    Args:
+        dim: D.
+    """
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.register_buffer("perm", torch.arange(dim - 1, -1, -1), persistent=False)
+
+    def forward(self, z: Tensor) -> tuple[Tensor, Tensor]:
+        """Map z of shape (..., D) to (z reversed along its last axis, zeros of shape (...))."""
+        return z.flip(-1), z.new_zeros(z.shape[:-1])

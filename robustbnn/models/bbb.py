@@ -9,9 +9,11 @@ sampled weights, eq. 2).
 
 Not as in the paper: inputs stay in [0, 1] (the paper divides raw pixels by 126), the optimiser
 is Adam (the paper's is an unspecified SGD variant), and the Gaussian prior's KL is in closed
-form (same expectation as eq. 2, less variance). With Adam every ρ moves by about ``lr`` per
-step while the KL dominates its gradient, so after a short run σ ≈ softplus(ρ_init + lr·steps)
-for most weights: the posterior std reflects the budget until training has converged.
+form by default (same expectation as eq. 2, less variance; ``kl_estimator`` selects eq. 2's
+Monte Carlo estimate, or the BbB tutorial's with the mean detached in log q). With Adam every
+ρ moves by about ``lr`` per step while the KL dominates its gradient, so after a short run
+σ ≈ softplus(ρ_init + lr·steps) for most weights: the posterior std reflects the budget until
+training has converged.
 
 References:
     Blundell, Cornebise, Kavukcuoglu & Wierstra, "Weight Uncertainty in Neural Networks",
@@ -29,7 +31,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, PROBABILITY, OneOf, Range
+from robustbnn.config import (
+    ADDED_LATER,
+    NON_NEGATIVE,
+    POSITIVE_INT,
+    PROBABILITY,
+    OneOf,
+    Range,
+)
 from robustbnn.errors import ConfigError
 from robustbnn.models._local_reparam import (
     LOCAL_REPARAM,
@@ -45,6 +54,10 @@ from robustbnn.models.nets import INIT, activation, flat_features, init_linear_
 # cache; all 100 at once (190 MB) made the batched path slower than a loop over samples.
 SAMPLES_PER_DRAW = 8
 _LOG_2PI = math.log(2 * math.pi)
+# How the KL term of the loss is estimated: "closed_form" (Gaussian prior only), "mc" the
+# one-sample-per-draw log q(w) − log p(w) of eq. 2, "mc_detached_mean" the same with μ detached
+# in log q, as the BbB tutorial's ``Normal(self.w_mu.data, σ).log_prob(w)`` [SEED 004].
+KL_ESTIMATORS = ("closed_form", "mc", "mc_detached_mean")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +92,13 @@ class BBBGaussianConfig(BBBConfig):
     # The paper's σ is [NOT FOUND] (docs/protocols.md §4.1); σ = 1 is the −log σ = 0 end of the
     # grid {0, ..., 4} swept by torchbayes [3RD] and of the mixture's −log σ1 grid {0, 1, 2}.
     neg_log_sigma: float = 0.0
+    # The KL estimator (KL_ESTIMATORS). The closed form has the least variance; the BbB
+    # tutorial's code uses "mc_detached_mean" (docs/protocols.md §4.4, issue 31).
+    kl_estimator: str = dataclasses.field(default="closed_form", metadata=ADDED_LATER)
+
+    ranges: ClassVar[dict[str, Range | OneOf]] = {
+        "kl_estimator": OneOf(KL_ESTIMATORS),
+    }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,8 +192,10 @@ class BayesLinear(nn.Module):
 
 @dataclasses.dataclass
 class _Draw:
-    """One tensor's posterior std σ, its noise ε (S, *) and its sampled values w = μ + σε."""
+    """One tensor's posterior mean μ and std σ, its noise ε (S, *) and its sampled values
+    w = μ + σε."""
 
+    mu: Tensor
     sigma: Tensor
     eps: Tensor
     w: Tensor
@@ -187,11 +209,12 @@ class BayesByBackpropMLP(BayesianModule):
         num_classes: C.
         hidden: Hidden layer widths.
         act: Hidden nonlinearity name.
-        prior: A :class:`GaussianPrior` (closed-form KL) or :class:`ScaleMixturePrior`
-            (Monte Carlo KL).
+        prior: A :class:`GaussianPrior` or a :class:`ScaleMixturePrior`.
         rho_init: Initial ρ of every weight (σ = softplus(ρ)).
         train_samples: Weight draws per training step.
         kl_weighting: "uniform" or "blundell" (eq. 9).
+        kl_estimator: One of :data:`KL_ESTIMATORS`; None picks "closed_form" for a Gaussian
+            prior and "mc" for the mixture (which has no closed form).
         local_reparam: Where :meth:`sample_logits` samples outputs instead of weights
             (``"none"``, ``"first"`` or ``"all"``, see :mod:`robustbnn.models._local_reparam`).
         generator: Source of the initial μ.
@@ -200,7 +223,8 @@ class BayesByBackpropMLP(BayesianModule):
     def __init__(self, input_shape: tuple[int, ...], num_classes: int, hidden: tuple[int, ...],
                  act: str, prior: GaussianPrior | ScaleMixturePrior, *, rho_init: float = -6.0,
                  train_samples: int = 1, kl_weighting: str = "uniform",
-                 init: str = "torch", init_scale: float = 0.0, local_reparam: str = "first",
+                 kl_estimator: str | None = None, init: str = "torch",
+                 init_scale: float = 0.0, local_reparam: str = "first",
                  generator: torch.Generator | None = None) -> None:
         super().__init__()
         check_local_reparam(local_reparam, "bbb")
@@ -210,6 +234,15 @@ class BayesByBackpropMLP(BayesianModule):
                               "['blundell', 'uniform']")
         if train_samples < 1:
             raise ConfigError(f"train_samples must be >= 1, got {train_samples}")
+        if kl_estimator is None:
+            kl_estimator = "closed_form" if isinstance(prior, GaussianPrior) else "mc"
+        if kl_estimator not in KL_ESTIMATORS:
+            raise ConfigError(f"unknown kl_estimator {kl_estimator!r}; known: "
+                              f"{sorted(KL_ESTIMATORS)}")
+        if kl_estimator == "closed_form" and not isinstance(prior, GaussianPrior):
+            raise ConfigError("the scale-mixture prior's KL has no closed form; use "
+                              "kl_estimator='mc' or 'mc_detached_mean'")
+        self.kl_estimator = kl_estimator
         self.num_classes = num_classes
         self.prior, self.train_samples, self.kl_weighting = prior, train_samples, kl_weighting
         self.act = activation(act)
@@ -224,7 +257,7 @@ class BayesByBackpropMLP(BayesianModule):
             for mu, sigma in layer.posterior():
                 eps = torch.randn(n_samples, *mu.shape, generator=generator, device=mu.device,
                                   dtype=mu.dtype)
-                draws.append(_Draw(sigma, eps, torch.addcmul(mu, sigma, eps)))  # μ + σε
+                draws.append(_Draw(mu, sigma, eps, torch.addcmul(mu, sigma, eps)))  # μ + σε
         return draws
 
     def _forward(self, x: Tensor, draws: list[_Draw]) -> Tensor:
@@ -299,19 +332,21 @@ class BayesByBackpropMLP(BayesianModule):
         return out[0] if len(out) == 1 else torch.cat(out)
 
     def kl(self, draws: list[_Draw] | None = None) -> Tensor:
-        """KL[q ‖ p] over all weights: closed form for a Gaussian prior, else Monte Carlo.
+        """KL[q ‖ p] over all weights, estimated as ``self.kl_estimator`` says.
 
         Args:
-            draws: The weight draws of the MC estimate (mean over the S draws of
-                log q(w) − log p(w)); not needed for the Gaussian prior.
+            draws: The weight draws of the Monte Carlo estimates (mean over the S draws of
+                log q(w) − log p(w)); not needed for the closed form.
         """
-        if isinstance(self.prior, GaussianPrior):
+        if self.kl_estimator == "closed_form":
             terms = [self.prior.kl(mu, sigma) for layer in self.layers
                      for mu, sigma in layer.posterior()]
         elif draws is None:
             raise ValueError("the Monte Carlo KL needs weight draws")
         else:
-            terms = [mc_kl(d.w, d.sigma, d.eps, self.prior) for d in draws]
+            detach = self.kl_estimator == "mc_detached_mean"
+            terms = [mc_kl(d.w, d.sigma, d.eps, self.prior, mu=d.mu if detach else None)
+                     for d in draws]
         return torch.stack(terms).sum()
 
     def loss(
@@ -330,6 +365,12 @@ class BayesByBackpropMLP(BayesianModule):
         sum over an epoch (times the batch sizes) is the negative ELBO; with "blundell"
         weighting the KL weights of one epoch still sum to 1.
 
+        The BbB tutorial's minibatch loss, (log q − log p) / num_batches + Σ_n NLL with
+        num_batches = n / B (a float: 60000 / 128), is B times this one with uniform
+        weighting and ``kl_estimator="mc_detached_mean"`` (docs/protocols.md §4.4). Adam
+        does not see the constant factor B (up to its ε); the tutorial's last, smaller batch
+        (96 of 128 examples) weighs its KL 128/96 times more than ours does.
+
         Args:
             x: Inputs, shape (B, *).
             y: Labels, shape (B,).
@@ -347,15 +388,21 @@ class BayesByBackpropMLP(BayesianModule):
         return nll + weight * self.kl(draws) / n_train
 
 
-def mc_kl(w: Tensor, sigma: Tensor, eps: Tensor, prior: GaussianPrior | ScaleMixturePrior
-          ) -> Tensor:
+def mc_kl(w: Tensor, sigma: Tensor, eps: Tensor, prior: GaussianPrior | ScaleMixturePrior,
+          *, mu: Tensor | None = None) -> Tensor:
     """Monte Carlo KL: the mean over draws of Σ_j log q(w_j) − log p(w_j) (eq. 2).
+
+    With ``mu``, log q is log N(w; stop_gradient(μ), σ²), as the BbB tutorial computes it
+    (``Normal(self.w_mu.data, σ).log_prob(w)``): the same value, and through w = μ + σε it
+    adds the zero-mean gradient −mean_s(ε)/σ to μ (σ's gradient is unchanged, −1/σ).
 
     Args:
         w: Sampled weights μ + σ·ε, shape (S, *).
         sigma: Posterior stds, shape (*).
         eps: The standard normal noise of ``w``, shape (S, *).
         prior: Anything with an elementwise ``log_prob``.
+        mu: The posterior means (*) to detach in log q; None: log q is a function of σ and
+            ε only (its μ-gradient is zero).
 
     Returns:
         A scalar.
@@ -364,6 +411,10 @@ def mc_kl(w: Tensor, sigma: Tensor, eps: Tensor, prior: GaussianPrior | ScaleMix
     # log q(w) = −log σ − ε²/2 − log(2π)/2 at w = μ + σε: the same value and total gradient
     # as log N(w; μ, σ²), without broadcasting σ over the S draws.
     log_q = -sigma.log().sum() - (0.5 * eps.square().sum() / n_samples + 0.5 * _LOG_2PI * n)
+    if mu is not None:
+        # −(w − μ̄)²/(2σ²) with w − μ̄ = σε + (μ − μ̄): the cross term −ε(μ − μ̄)/σ is 0 in
+        # value and −ε/σ in μ's gradient; the square of (μ − μ̄) adds nothing to either.
+        log_q = log_q - ((eps.mean(0) / sigma).detach() * (mu - mu.detach())).sum()
     return log_q - prior.log_prob(w).sum() / n_samples
 
 
@@ -373,9 +424,9 @@ def build_bbb_gaussian(cfg: BBBGaussianConfig, input_shape: tuple[int, ...], num
     prior = GaussianPrior(math.exp(-cfg.neg_log_sigma))
     return BayesByBackpropMLP(input_shape, num_classes, cfg.hidden, cfg.activation, prior,
                               rho_init=cfg.rho_init, train_samples=cfg.train_samples,
-                              kl_weighting=cfg.kl_weighting, init=cfg.init,
-                              init_scale=cfg.init_scale, local_reparam=cfg.local_reparam,
-                              generator=generator)
+                              kl_weighting=cfg.kl_weighting, kl_estimator=cfg.kl_estimator,
+                              init=cfg.init, init_scale=cfg.init_scale,
+                              local_reparam=cfg.local_reparam, generator=generator)
 
 
 def build_bbb_mixture(cfg: BBBMixtureConfig, input_shape: tuple[int, ...], num_classes: int,

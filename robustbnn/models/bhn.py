@@ -21,6 +21,12 @@ uses the first training minibatch and follows the RealNVP permutations (see
 default, as the paper's text recommends (``coupling_wn=False`` gives the code's layer); the KL
 estimate keeps the constant-in-θ term log N(ε), which does not change any gradient.
 
+The anomaly-detection script ``dk_anomaly_detection.py`` builds its hnet differently
+(docs/protocols.md §1.5); each difference is a setting whose default keeps ``BHNs.py``'s:
+``noise_std=0.01`` (its ε ~ N(0, 0.01²)), ``coupling_order="reverse"`` (a ``ReverseLayer``
+before every coupling), ``data_init=False`` (it has none) and ``primary_init="glorot"``
+(``stochasticDenseLayer2``'s Glorot-uniform directions).
+
 References:
     Krueger, Huang, Islam, Turner, Lacoste & Courville, "Bayesian Hypernetworks",
     arXiv:1710.04759, 2017. docs/protocols.md §1.1–1.3; code ``CW-Huang/BayesianHypernet``
@@ -37,14 +43,18 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from robustbnn.config import NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.config import ADDED_LATER, NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
+from robustbnn.errors import ConfigError
 from robustbnn.flows import Hypernet
+from robustbnn.flows.chain import COUPLING_ORDERS
 from robustbnn.models._blocks import sample_blocks
 from robustbnn.models.base import MODELS, SMOKE, BayesianModule, ModelSpec
 from robustbnn.models.mlp import MLPConfig
 from robustbnn.models.nets import activation, flat_features
 
 _LOG_2PI = math.log(2 * math.pi)
+# Initialisations of the primary net's directions v (``WeightNormMLP``'s ``init``).
+PRIMARY_INITS = ("normal", "glorot")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,10 +71,21 @@ class BHNConfig(MLPConfig):
     data_init: bool = True  # data-dependent init on the first minibatch [CODE --reinit 1]
     grad_clip_norm: float = 10.0  # total-norm constraint [CODE Base_BHN.max_norm]
     grad_clip_value: float = 5.0  # then elementwise clip ±5 [CODE Base_BHN.clip_grad]
+    # Settings of the anomaly-detection script's hnet (docs/protocols.md §1.5), added later:
+    # their defaults keep BHNs.py's hnet and every earlier cache key and cell id.
+    # σ of ε ~ N(0, σ²I): 1 [SEED, CODE BHNs.py]; 0.01 [CODE dk_anomaly_detection.py]
+    noise_std: float = dataclasses.field(default=1.0, metadata=ADDED_LATER)
+    # RealNVP: "permute" (random permutation between couplings, BHNs.py) or "reverse"
+    # (ReverseLayer before every coupling, dk_anomaly_detection.py)
+    coupling_order: str = dataclasses.field(default="permute", metadata=ADDED_LATER)
+    # Primary-net directions v: "normal" N(0, 0.05²) [CODE WeightNormLayer] or "glorot"
+    # U(±sqrt(6/(fan_in+fan_out))) [CODE stochasticDenseLayer2, dk_anomaly_detection.py]
+    primary_init: str = dataclasses.field(default="normal", metadata=ADDED_LATER)
 
     ranges: ClassVar[dict[str, Range | OneOf]] = {
         "coupling": NON_NEGATIVE, "flow_hidden": POSITIVE_INT, "prior_std": POSITIVE,
-        "prob_clip": Range(0, 0.5, high_open=True),
+        "prob_clip": Range(0, 0.5, high_open=True), "noise_std": POSITIVE,
+        "coupling_order": OneOf(COUPLING_ORDERS), "primary_init": OneOf(PRIMARY_INITS),
     }
 
 
@@ -92,23 +113,39 @@ def gaussian_log_prior(theta: Tensor, std: float) -> Tensor:
     return (-0.5 * (theta / std).square().sum(-1) - d * math.log(std) - 0.5 * d * _LOG_2PI)
 
 
+def _direction(n_in: int, n_out: int, init: str, generator: torch.Generator | None) -> Tensor:
+    """A layer's initial directions v, shape (out, in), drawn as ``init`` names."""
+    if init == "normal":
+        return 0.05 * torch.randn(n_out, n_in, generator=generator)
+    bound = math.sqrt(6 / (n_in + n_out))
+    return (2 * torch.rand(n_out, n_in, generator=generator) - 1) * bound
+
+
 class WeightNormMLP(nn.Module):
     """An MLP whose weights are θ_j = g_j · v_j / ‖v_j‖, evaluated for S scale vectors at once.
 
     Args:
         sizes: Layer widths [D_in, *hidden, C].
         act: Hidden nonlinearity name.
-        generator: Source of v ~ N(0, 0.05²) [CODE ``WeightNormLayer(W=Normal(0.05))``];
-            biases start at 0.
+        generator: Source of the directions v; biases start at 0.
+        init: One of :data:`PRIMARY_INITS`: ``"normal"``, v ~ N(0, 0.05²) [CODE BHNs.py
+            ``WeightNormLayer(W=Normal(0.05))``]; ``"glorot"``, v ~ U(±sqrt(6/(in + out)))
+            [CODE dk_anomaly_detection.py ``stochasticDenseLayer2(W=GlorotUniform())``].
+            Only the directions v/‖v‖ enter the net, but ‖v‖ sets how fast Adam turns them.
+
+    Raises:
+        ConfigError: For an unknown ``init``.
     """
 
     def __init__(self, sizes: list[int], act: str, *,
-                 generator: torch.Generator | None = None) -> None:
+                 generator: torch.Generator | None = None, init: str = "normal") -> None:
         super().__init__()
+        if init not in PRIMARY_INITS:
+            raise ConfigError(f"unknown primary_init {init!r}; known: {list(PRIMARY_INITS)}")
         self.act = activation(act)
         self.out_sizes = sizes[1:]
         self.directions = nn.ParameterList(
-            nn.Parameter(0.05 * torch.randn(n_out, n_in, generator=generator))
+            nn.Parameter(_direction(n_in, n_out, init, generator))
             for n_in, n_out in pairwise(sizes))
         self.biases = nn.ParameterList(nn.Parameter(torch.zeros(n)) for n in self.out_sizes)
 
@@ -249,10 +286,13 @@ class BayesianHypernetMLP(HypernetClassifier):
         self.num_classes = num_classes
         self.prior_std, self.prob_clip = cfg.prior_std, cfg.prob_clip
         sizes = [flat_features(input_shape), *cfg.hidden, num_classes]
-        self.primary = WeightNormMLP(sizes, cfg.activation, generator=generator)
+        self.primary = WeightNormMLP(sizes, cfg.activation, generator=generator,
+                                     init=cfg.primary_init)
         self.hypernet = Hypernet(self.primary.num_scales, flow, cfg.coupling, cfg.flow_hidden,
                                  log_scale_mean=cfg.init_log_scale,
-                                 coupling_weight_norm=cfg.coupling_wn, generator=generator)
+                                 coupling_weight_norm=cfg.coupling_wn,
+                                 coupling_order=cfg.coupling_order, noise_std=cfg.noise_std,
+                                 generator=generator)
         # A buffer, so that a checkpoint restored from the cache is not re-initialised.
         self.register_buffer("needs_init", torch.tensor(cfg.data_init))
 

@@ -91,6 +91,22 @@ def _attack_item(rows: pd.DataFrame, task: str) -> str:
             "with the largest S_attack run there; every cell in `attack.md`.")
 
 
+# The budget cells' objectives (robustbnn.bench_config.BudgetObjective), as the legend words them.
+_BUDGET_OBJECTIVES = {"ce": "mean_s CE", "dlr": "mean_s DLR (Croce & Hein 2020)"}
+
+
+def _budget_objective(budget: pd.DataFrame) -> str:
+    """The objective of the budget rows: one loss, or per example the worst case over several
+    (their knob ``objective``, e.g. ``ce+dlr``); results without the knob were CE alone."""
+    names = _values(budget, n.OBJECTIVE) or ["ce"]
+    worded = []
+    for name in names:
+        parts = [_BUDGET_OBJECTIVES.get(p, escape(p, to="code")) for p in name.split("+")]
+        worded.append(parts[0] if len(parts) == 1 else
+                      "per example the worst case of PGD-EOT on " + " and on ".join(parts))
+    return "; ".join(worded)
+
+
 def _robustness_items(results: pd.DataFrame) -> list[str]:
     """The legend items of the robustness leaderboard's columns (docs/concepts.md, "Honest
     robustness numbers")."""
@@ -100,8 +116,8 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
     if len(budget):
         worst = results[task == n.WORST_OF_K]
         items.append(
-            f"**PGD-EOT budget.** L∞ PGD-EOT (mean_s CE, true labels, random start, step ε × "
-            f"fraction) at ε ∈ {{{_all(_values(budget, n.EPS))}}} over S_attack ∈ "
+            f"**PGD-EOT budget.** L∞ PGD-EOT ({_budget_objective(budget)}, true labels, random "
+            f"start, step ε × fraction) at ε ∈ {{{_all(_values(budget, n.EPS))}}} over S_attack ∈ "
             f"{{{_all(_values(budget, n.S_ATTACK))}}} × steps ∈ "
             f"{{{_all(_values(budget, n.STEPS))}}} on {_one(_values(budget, n.N))} test "
             "points (curves in `attack.md`). The robust-accuracy column is **all-k accuracy**: "

@@ -16,6 +16,7 @@ from typing import Any
 from robustbnn.attacks.adaptive import DIFFERENTIABLE_MEASURES
 from robustbnn.attacks.reliability import has_torchattacks
 from robustbnn.bench_config import RobustnessKind
+from robustbnn.config import config_identity
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.shift.sets import levels
 from robustbnn.models import MODELS
@@ -57,7 +58,7 @@ def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
     mcfg = spec.resolved().model(name)
     data = bench_data(spec, heldout)
     key = model_cache_key(name, mcfg, data, cfg.seed)
-    params = {"config": dataclasses.asdict(mcfg), "data": data.fingerprint, "seed": cfg.seed,
+    params = {"config": config_identity(mcfg), "data": data.fingerprint, "seed": cfg.seed,
               "heldout": heldout, "cache_key": key}
     where = "" if heldout is None else f" without class {heldout}"
     return Cell(K.TRAIN, name, _json(params), label=f"train {name}{where}")
@@ -174,6 +175,7 @@ def _budget_cells(spec: RunSpec, name: str, both: tuple[str, ...]) -> list[Cell]
             params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
                       "s_grid": list(cfg.budget_s_attack), "steps_grid": list(cfg.budget_steps),
                       N.RESTARTS: cfg.budget_restarts, N.K: cfg.worst_k, "eot_tol": cfg.eot_tol,
+                      "objectives": [o.value for o in cfg.budget_objectives],
                       "snr_min": cfg.snr_min, "stochastic": stochastic,
                       "square_queries": cfg.square_queries if has_torchattacks() else 0,
                       "square_s_attack": cfg.square_s_attack if stochastic else 1,

@@ -20,7 +20,6 @@ writers' leftovers). To keep two processes from training the same model at once,
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import hashlib
 import json
@@ -40,6 +39,7 @@ from safetensors.torch import save as save_tensors
 
 from robustbnn import __version__
 from robustbnn._atomic import umask_mode
+from robustbnn.config import config_identity
 from robustbnn.errors import CacheMismatchError
 from robustbnn.training.cache_folders import (
     ATTEMPTS,
@@ -85,7 +85,7 @@ def cache_key(name: str, config: Any, data_fingerprint: str, seed: int,
     ``code`` identifies the model's code (:func:`robustbnn.models.base.code_identity`:
     ``ModelSpec.version``, and a plug-in's package version and source hash).
     """
-    payload = {"format": CACHE_FORMAT, "model": name, "config": dataclasses.asdict(config),
+    payload = {"format": CACHE_FORMAT, "model": name, "config": config_identity(config),
                "data": data_fingerprint, "seed": seed}
     if code:  # absent for built-in models at version "1": their keys predate versions
         payload["code"] = code

@@ -62,7 +62,10 @@ def test_report_into_another_folder_leaves_the_run_alone(smoke_run: Path,
 @pytest.mark.bench
 def test_smoke_leaderboard_has_the_cost_and_legend(smoke_run: Path) -> None:
     board = json.loads((smoke_run / "leaderboard.json").read_text())
-    assert [r["model"] for r in board["rows"]] == ["mlp", "mc_dropout"]  # by robust accuracy
+    robust = [r["robust_accuracy_allk_eps0.1"] for r in board["rows"]]
+    assert {r["model"] for r in board["rows"]} == {"mlp", "mc_dropout"}
+    assert board["sort"] == "robust_accuracy_allk_eps0.1"
+    assert robust == sorted(robust, reverse=True)  # best first
     every = json.loads((smoke_run / "all_columns.json").read_text())
     assert {r["parameters"] for r in every["rows"]} == {25450}  # 784*32+32 + 32*10+10
     legend = " ".join(board["legend"])

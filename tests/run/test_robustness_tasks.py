@@ -17,7 +17,7 @@ from tests.run.test_tasks import _run
 
 BUDGET = {"eps": 0.15, "step_size": 0.015, "s_grid": [1, 16], "steps_grid": [5, 10],
           "restarts": 1, "k": 4, "eot_tol": 0.01, "snr_min": 1.0, "square_queries": 0,
-          "square_s_attack": 1, "n": 0, "S_eval": 8}
+          "square_s_attack": 1, "n": 0, "S_eval": 8, "objectives": ["ce", "dlr"]}
 
 
 def _points(model, n: int = 80, seed: int = 7):
@@ -81,6 +81,26 @@ def test_worst_of_k_of_a_stochastic_model_is_below_its_expected_accuracy() -> No
     worst = {r.metric: r.value for r in rows if r.task == N.WORST_OF_K}
     assert worst[N.ALL_K_ACCURACY] < worst[N.EXPECTED_ACCURACY]
     assert worst[N.FLIP_PROBABILITY] > 0
+
+
+def test_budget_worst_case_over_ce_and_dlr_breaks_a_saturated_model_ce_alone_cannot() -> None:
+    from tests._toys import LinearModel
+
+    g = torch.Generator().manual_seed(6)
+    # Logits x 1e3: the softmax rounds to one-hot in float32, so CE has no input gradient.
+    model = LinearModel(1e3 * torch.randn(42, 7, generator=g), 1e3 * torch.randn(7, generator=g))
+    x, y = _points(model, n=40)
+    small = BUDGET | {"stochastic": False, "s_grid": [1], "steps_grid": [10]}
+    allk = {}
+    for objectives in (["ce"], ["ce", "dlr"]):
+        rows = _run("budget", small | {"objectives": objectives}, model, x, y)
+        (allk[objectives[-1]],) = [r.value for r in rows if r.task == N.WORST_OF_K
+                                   and r.metric == N.ALL_K_ACCURACY]
+        assert {r.setting["objective"] for r in rows
+                if r.task in (N.PGD_BUDGET, N.WORST_OF_K)} == {"+".join(objectives)}
+        assert _flag(rows, "transfer_beats_eot") == (0.0, 0.0)  # deterministic: transfer = EOT
+    assert allk["ce"] > 0.6
+    assert allk["dlr"] < 0.3
 
 
 def test_square_flag_needs_the_extra() -> None:

@@ -1,20 +1,29 @@
 """Task ``budget``: the PGD-EOT attack-budget curve at one eps, worst-of-k evaluation of its
 largest budget, and the attack-reliability flags.
 
-Per S_attack one PGD-EOT run of ``max(steps)`` steps serves every step count (its
-checkpoints; a deterministic model's is run once, at S = 1). Every run starts from the same
-random points (stream ``start``), so the curve's points differ only in the budget. Every point
-is evaluated on the same evaluation draws (stream ``eval``, common random numbers), so
-differences between points are the attack's, not Monte Carlo noise of the evaluation. Rows:
+Per S_attack and objective (cell param ``objectives``: ``ce``, the mean over samples of the
+cross-entropy, and ``dlr``, of the difference-of-logits ratio, :mod:`robustbnn.attacks.margin`)
+one PGD-EOT run of ``max(steps)`` steps serves every step count (its checkpoints; a
+deterministic model's is run once, at S = 1). Every run starts from the same random points
+(stream ``start``), and the objectives' runs at one S_attack draw the same posterior samples
+(stream ``attack``), so the curve's points differ only in the budget. At every point each
+example keeps the objective's input that is worst for the model under a fresh draw of the
+attack's samples (stream ``select``; :func:`robustbnn.attacks.worst_case.worst_case`,
+AutoAttack's ensemble): a model whose logits saturate the CE is not credited with the CE's
+vanished gradient (docs/pitfalls.md §1.8). Every point is evaluated on the same evaluation
+draws (stream ``eval``, common random numbers), so differences between points are the
+attack's, not Monte Carlo noise of the evaluation. Rows:
 
 * ``pgd_budget`` / ``accuracy`` per (S_attack, steps), knob ``gradient_evaluations`` =
-  S_attack x steps x restarts;
+  S_attack x steps x restarts (per objective), knob ``objective`` = the objectives joined by
+  ``+`` (``ce+dlr``);
 * ``worst_of_k`` / expected and all-k accuracy, flip probability of the largest budget;
 * ``robust_flags`` / ``value`` and ``raised`` per flag: ``eot_not_converged`` (the largest
   budget lowers accuracy by more than ``eot_tol`` against the next-largest S_attack at the
   same number of steps: more posterior samples still help, so the attack's expectation has
   not converged and the robust accuracy is an upper bound),
-  ``transfer_beats_eot`` (PGD on one frozen posterior sample, evaluated on the predictive),
+  ``transfer_beats_eot`` (PGD on one frozen posterior sample, the same objectives and worst
+  case, evaluated on the predictive),
   ``low_gradient_snr`` (median SNR of the S_attack-sample gradient below ``snr_min``),
   ``black_box_beats_white_box`` (Square through torchattacks; only when its cell asked for it).
 """
@@ -30,6 +39,9 @@ from torch import Tensor
 from robustbnn.attacks.budget import check_budget
 from robustbnn.attacks.pgd import PGD
 from robustbnn.attacks.reliability import Square, gradient_snr, transfer_attack
+from robustbnn.attacks.sanity import FrozenSample
+from robustbnn.attacks.worst_case import worst_case
+from robustbnn.bench_config import BudgetObjective
 from robustbnn.contract.predict import Evaluation
 from robustbnn.metrics.worst_of_k import k_predictions, summarise
 from robustbnn.results import names as N
@@ -37,9 +49,12 @@ from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import in_attack_batches
 
-__all__ = ["SNR_CAP", "largest_and_next", "run"]
+__all__ = ["PGD_OBJECTIVES", "SNR_CAP", "largest_and_next", "run"]
 
 SNR_CAP = 1e6  # the stored SNR of gradients without spread (deterministic models: infinite)
+# The PGD objective (robustbnn.attacks._grad) of each budget objective: both are means over the
+# attack's posterior samples of a per-sample loss (EOT).
+PGD_OBJECTIVES = {BudgetObjective.CE: "expected", BudgetObjective.DLR: "dlr"}
 
 
 def largest_and_next(points: dict[tuple[int, int], float],
@@ -63,7 +78,8 @@ def run(ctx: Context) -> CellOutcome:
     p = ctx.params
     x, y = ctx.test_head(p[N.N])
     base = {N.EPS: p[N.EPS], N.STEP_SIZE: p[N.STEP_SIZE], N.RESTARTS: p[N.RESTARTS],
-            N.S_EVAL: ctx.cfg.s_eval, N.N: int(x.shape[0])}
+            N.S_EVAL: ctx.cfg.s_eval, N.N: int(x.shape[0]),
+            N.OBJECTIVE: "+".join(BudgetObjective(o).value for o in p["objectives"])}
     rows, points, adv = _curve(ctx, x, y, base)
     largest, nxt = largest_and_next(points)
     top = base | {N.S_ATTACK: largest[0], N.STEPS: largest[1],
@@ -82,23 +98,30 @@ def _evaluations(point: tuple[int, int], restarts: int) -> int:
 def _curve(ctx: Context, x: Tensor, y: Tensor, base: dict
            ) -> tuple[list, dict[tuple[int, int], float], dict[tuple[int, int], Tensor]]:
     """Rows ``pgd_budget`` / ``accuracy`` per (S_attack, steps), with each point's accuracy
-    and adversarial inputs."""
+    and adversarial inputs (per example the worst case over the cell's objectives)."""
     p = ctx.params
     eps, restarts, at = p[N.EPS], p[N.RESTARTS], tuple(p["steps_grid"])
+    objectives = [BudgetObjective(o) for o in p["objectives"]]
     rows, points, adv, runs = [], {}, {}, {}
     for s in p["s_grid"]:
         # A deterministic model's S samples are one network: its S-sample attack is the
         # 1-sample attack, run once and reported at every S of the grid.
         s_run = s if p["stochastic"] else 1
         if s_run not in runs:
-            attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at), restarts=restarts,
-                         n_samples=s_run, objective="expected", label="true")
-            parts = in_attack_batches(ctx, s_run, functools.partial(
-                attack.checkpoints, ctx.model, at=at, generator=ctx.gen("attack", str(s_run)),
-                start_generator=ctx.gen("start")), x, y)
+            found = []  # per objective, {steps: x_adv}
+            for objective in objectives:
+                attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at),
+                             restarts=restarts, n_samples=s_run,
+                             objective=PGD_OBJECTIVES[objective], label="true")
+                parts = in_attack_batches(ctx, s_run, functools.partial(
+                    attack.checkpoints, ctx.model, at=at,
+                    generator=ctx.gen("attack", str(s_run)), start_generator=ctx.gen("start")),
+                    x, y)
+                found.append({k: torch.cat([part[k] for part in parts]).detach() for k in at})
+                for steps in at:
+                    check_budget(x, found[-1][steps], eps, "linf", attack=f"pgd {objective}")
             for steps in at:
-                x_adv = torch.cat([part[steps] for part in parts]).detach()
-                check_budget(x, x_adv, eps, "linf", attack="pgd")
+                x_adv = _worst(ctx, [f[steps] for f in found], y, s_run, steps)
                 runs[s_run, steps] = x_adv, _accuracy(ctx, x_adv, y)
         for steps in at:
             key = (s, steps)
@@ -107,6 +130,17 @@ def _curve(ctx: Context, x: Tensor, y: Tensor, base: dict
                             N.GRADIENT_EVALUATIONS: _evaluations(key, restarts)}
             rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key]))
     return rows, points, adv
+
+
+def _worst(ctx: Context, candidates: list[Tensor], y: Tensor, s_run: int, steps: int) -> Tensor:
+    """Per example the candidate worst for the model under ``s_run`` attack samples from
+    stream ``select`` (the only candidate when the cell has one objective)."""
+    if len(candidates) == 1:
+        return candidates[0]
+    select = ctx.gen("select", str(s_run), str(steps))
+    parts = in_attack_batches(ctx, s_run, lambda yb, *xb: worst_case(
+        ctx.model, xb, yb, n_samples=s_run, generator=select)[0], y, *candidates)
+    return torch.cat(parts)
 
 
 def _worst_of_k(ctx: Context, x_adv: Tensor, y: Tensor, top: dict) -> list:
@@ -143,13 +177,21 @@ def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], flo
         gap = points[nxt] - eot_acc
         flag("eot_not_converged", gap, gap > tol, {N.TOL: tol, N.S_ATTACK: nxt[0]})
     steps = max(p["steps_grid"])
-    frozen = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=steps, restarts=restarts,
-                 n_samples=1, objective="expected", label="true")
-    # The frozen sample draws no posterior samples from a generator: the start stream is
-    # the only one the transfer attack draws from (the EOT runs' starts).
-    x_tr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
-        transfer_attack, ctx.model, attack=frozen, member=ctx.gen("member"),
-        generator=ctx.gen("start")), x, y))
+    member = ctx.gen("member")
+    found = []
+    for objective in (BudgetObjective(o) for o in p["objectives"]):
+        frozen = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=steps, restarts=restarts,
+                     n_samples=1, objective=PGD_OBJECTIVES[objective], label="true")
+        # The frozen sample draws no posterior samples from a generator: the start stream is
+        # the only one the transfer attack draws from (the EOT runs' starts).
+        found.append(torch.cat(in_attack_batches(ctx, 1, functools.partial(
+            transfer_attack, ctx.model, attack=frozen, member=member,
+            generator=ctx.gen("start")), x, y)))
+    # Per example the worst case on the frozen member itself, as the EOT runs' on their
+    # samples: a deterministic model's transfer attack stays its EOT attack.
+    x_tr = found[0] if len(found) == 1 else torch.cat(in_attack_batches(
+        ctx, 1, lambda yb, *xb: worst_case(FrozenSample(ctx.model, member), xb, yb,
+                                           n_samples=1)[0], y, *found))
     transfer_acc = _accuracy(ctx, x_tr.detach(), y)
     flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
          {N.TOL: tol, N.STEPS: steps})

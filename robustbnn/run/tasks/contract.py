@@ -23,10 +23,9 @@ is stored and reused like any cell; a refused one is not stored, so a rerun chec
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
-from robustbnn.config import replace_checked
+from robustbnn.config import config_identity, replace_checked
 from robustbnn.errors import ContractRefusal
 from robustbnn.models import MODELS
 from robustbnn.models.base import code_identity
@@ -55,7 +54,7 @@ def contract_cell(spec: RunSpec, name: str) -> Cell:
     """The contract cell of model ``name`` in the run of ``spec`` (loads the run's data)."""
     data = bench_data(spec)
     model = MODELS.get(name)
-    params = {"config": dataclasses.asdict(contract_config(spec, name)),
+    params = {"config": config_identity(contract_config(spec, name)),
               "version": model.version, "code": code_identity(model),
               "input_shape": list(data.train.x.shape[1:]), "num_classes": data.num_classes,
               "clauses": list(BENCH_CLAUSES), "contract": CONTRACT_VERSION}
