@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 from robustbnn.errors import UserError
@@ -117,6 +118,14 @@ def _fmt(value: float | None) -> str:
     return "missing" if value is None else f"{value:.6g}"
 
 
+def _only_in(committed: Iterable[str], regenerated: Iterable[str], what: str) -> list[str]:
+    """One line per column or model (``what``) found in only one of the two leaderboards."""
+    regenerated = set(regenerated)
+    return [f"{what} {name} is only in the "
+            f"{'regenerated' if name in regenerated else 'committed'} leaderboard"
+            for name in sorted(regenerated.symmetric_difference(committed))]
+
+
 def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[str]:
     """Every violation, one line each: model, column, committed and new value, tolerance.
 
@@ -129,14 +138,10 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
                if c["kind"] == "number" and not c["timing"]]
     problems = []
     new_keys = {c["key"] for c in new["columns"] if c["kind"] == "number" and not c["timing"]}
-    for key in sorted(new_keys.symmetric_difference(checked)):
-        where = "regenerated" if key in new_keys else "committed"
-        problems.append(f"column {key} is only in the {where} leaderboard")
+    problems += _only_in(checked, new_keys, "column")
     old_rows = {r["model"]: r for r in committed["rows"]}
     new_rows = {r["model"]: r for r in new["rows"]}
-    for model in sorted(set(old_rows).symmetric_difference(new_rows)):
-        where = "regenerated" if model in new_rows else "committed"
-        problems.append(f"model {model} is only in the {where} leaderboard")
+    problems += _only_in(old_rows, new_rows, "model")
     for model, old in old_rows.items():
         if model not in new_rows:
             continue
@@ -193,13 +198,9 @@ def compare_spread(committed: SeedSpread, new: dict, margins: dict[str, float]) 
     checked = _checked(committed.columns)
     problems = []
     new_keys = set(_checked(new["columns"]))
-    for key in sorted(new_keys.symmetric_difference(checked)):
-        where = "regenerated" if key in new_keys else "committed"
-        problems.append(f"column {key} is only in the {where} leaderboard")
+    problems += _only_in(checked, new_keys, "column")
     new_rows = {r["model"]: r for r in new["rows"]}
-    for model in sorted(set(committed.values).symmetric_difference(new_rows)):
-        where = "regenerated" if model in new_rows else "committed"
-        problems.append(f"model {model} is only in the {where} leaderboard")
+    problems += _only_in(committed.values, new_rows, "model")
     seeds = _seeds_text(committed.seeds)
     for model, row in committed.values.items():
         if model not in new_rows:
