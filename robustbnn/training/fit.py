@@ -17,6 +17,7 @@ from robustbnn.contract.predict import sample_probs
 from robustbnn.data import DataBundle
 from robustbnn.errors import ConfigError, ModelContractError, TrainingDivergedError
 from robustbnn.models.base import BayesianModule
+from robustbnn.training.sgmcmc import SGMCMC_OPTIMIZERS, sgmcmc_optimizer
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,10 @@ class FitReport:
     val_accuracy: tuple[float, ...]
 
 
-def _optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Optimizer:
+def _optimizer(model: torch.nn.Module, cfg: TrainConfig, *, n_train: int = 1,
+               generator: torch.Generator | None = None) -> torch.optim.Optimizer:
+    if cfg.optimizer in SGMCMC_OPTIMIZERS:  # their noise scales with N and uses the generator
+        return sgmcmc_optimizer(model.parameters(), cfg, n_train=n_train, generator=generator)
     if cfg.optimizer == "adam":
         params = list(model.parameters())
         # The fused kernel is the same Adam update in one pass: 1.5-2x faster steps on CPU
@@ -160,7 +164,8 @@ def fit(
     _check_fit(cfg, data, name)
     best_acc, best_epoch, best_state, history = -1.0, 0, None, []  # history: val accuracies
     start = time.perf_counter()
-    step = _Step(model, _optimizer(model, cfg), cfg, name, generator)
+    opt = _optimizer(model, cfg, n_train=len(data.train), generator=generator)
+    step = _Step(model, opt, cfg, name, generator)
     bar = tqdm(range(1, cfg.epochs + 1), desc=f"train {name}", unit="epoch", disable=not progress,
                leave=False)
     for epoch in bar:
