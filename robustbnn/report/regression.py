@@ -6,7 +6,8 @@ Two references, chosen by what the committed folder holds:
   :mod:`robustbnn.report.spread`): each new number must lie within that model's committed seed
   range [min, max], widened by the column's measured margin, ``spread_margin`` in
   ``tolerances.json`` (:func:`compare_spread`). This is the check that holds across machines:
-  ``reports/default`` (seeds 0-2 of the default suite);
+  ``reports/default`` (seeds 0-2 of the default suite). A run of some of the committed models
+  (``--models``) is judged on those; a model the committed seeds do not have fails;
 * **one committed run** (the ``ci`` suite's ``reports/``): the rest of this docstring.
 
 It compares the full table of every column, ``all_columns.json``, not the headline. A
@@ -30,12 +31,15 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Iterable
 from pathlib import Path
 
 from robustbnn.errors import UserError
 from robustbnn.report.spread import SEEDS_FILE, SeedSpread, read_seeds
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ALL_COLUMNS", "LEGACY", "REFRESH", "RegressionError", "check", "check_spread",
            "compare", "compare_spread", "load_margins", "load_tolerances", "reference_file"]
@@ -176,7 +180,9 @@ def compare_spread(committed: SeedSpread, new: dict, margins: dict[str, float]) 
 
     A new value ``v`` of model ``m`` and column ``k`` passes when ``min − margin ≤ v ≤ max +
     margin``, with [min, max] the range of ``m``'s committed per-seed values of ``k``. A value
-    missing (or NaN) passes only where a committed seed was missing too.
+    missing (or NaN) passes only where a committed seed was missing too. Only the models of
+    ``new`` are judged (a run of some models passes on those); a model of ``new`` that has no
+    committed seeds is a violation.
 
     Args:
         committed: The committed per-seed values (:func:`robustbnn.report.spread.read_seeds`).
@@ -200,7 +206,12 @@ def compare_spread(committed: SeedSpread, new: dict, margins: dict[str, float]) 
     new_keys = set(_checked(new["columns"]))
     problems += _only_in(checked, new_keys, "column")
     new_rows = {r["model"]: r for r in new["rows"]}
-    problems += _only_in(committed.values, new_rows, "model")
+    # A run of a subset of the models (--models) is judged on those; a model without committed
+    # seeds cannot be judged, and a run sharing no model with them judges nothing.
+    problems += [line for line in _only_in(committed.values, new_rows, "model")
+                 if "only in the regenerated" in line]
+    if new_rows and not set(new_rows) & set(committed.values):
+        problems.append("no model of the run is in the committed leaderboard")
     seeds = _seeds_text(committed.seeds)
     for model, row in committed.values.items():
         if model not in new_rows:
@@ -260,7 +271,12 @@ def check_spread(reference_dir: Path, new_dir: Path, *, tolerances: Path | None 
             f"regression check failed: {len(problems)} number(s) of {new_file} outside the "
             f"committed seed spread of {seeds_file}: " + "; ".join(problems)
             + f". If the change is deliberate, {MEASURE}")
-    return len(_checked(committed.columns)) * len(committed.values)
+    judged = set(committed.values) & {r["model"] for r in new["rows"]}
+    skipped = sorted(set(committed.values) - judged)
+    if skipped:
+        log.warning("%d committed model(s) not in %s, not judged: %s", len(skipped), new_dir,
+                    ", ".join(skipped))
+    return len(_checked(committed.columns)) * len(judged)
 
 
 def reference_file(folder: Path) -> Path:

@@ -208,3 +208,27 @@ def test_one_run_has_no_seed_groups(tmp_path: Path) -> None:
     render([run], run, figures=False)
     assert "Seed spread" not in (run / "leaderboard.md").read_text()
     assert "seed_groups" not in json.loads((run / "leaderboard.json").read_text())
+
+
+def test_a_run_of_some_models_is_judged_on_those_and_an_unknown_model_fails(
+        committed: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """``bench --models a,b`` on another machine: c is not judged (said), a and b are; a model
+    the committed seeds do not have cannot be judged and fails by name."""
+    subset = {m: v for m, v in ACC.items() if m != "c"}
+    run = write_run(tmp_path / "subset", [r for m, v in subset.items()
+                                          for r in _rows(m, 5, v[0])], seed=5)
+    render([run], run, figures=False)
+    full = check(committed, _new(tmp_path, 0.91))
+    with caplog.at_level("WARNING"):
+        assert check(committed, run) == full * 2 // 3
+    assert "1 committed model(s) not in" in caplog.text and "not judged: c" in caplog.text
+    outside = write_run(tmp_path / "outside", [r for r in _rows("a", 5, 0.99)], seed=5)
+    render([outside], outside, figures=False)
+    with pytest.raises(RegressionError, match=r"a clean_accuracy: new 0\.99 is outside"):
+        check(committed, outside)
+    stranger = write_run(tmp_path / "stranger", [r for m, v in ACC.items()
+                                                 for r in _rows(m, 5, v[0])]
+                         + _rows("z", 5, 0.9), seed=5)
+    render([stranger], stranger, figures=False)
+    with pytest.raises(RegressionError, match="model z is only in the regenerated leaderboard"):
+        check(committed, stranger)
