@@ -238,8 +238,9 @@ def _intro(exp: Experiment, meta: dict[str, Any]) -> list[str]:
         md.append(f"Command: `{meta['command']}`\n")
     changes = budget_changes(exp, variant, budget)
     if changes:
-        md.append(f"The `{budget}` budget shrinks epochs, never the protocol; against `full` it "
-                  "changes:\n")
+        md.append(f"The `{budget}` budget is sized for a 2-core CPU: it shrinks epochs and, "
+                  "where the experiment says so, data sizes, never the method; against `full` "
+                  "it changes:\n")
         md += [f"- {c}" for c in changes] + [""]
     if exp.gpu_estimate:
         md.append(f"`full` budget: {exp.gpu_estimate}\n")
