@@ -101,6 +101,10 @@ class Experiment:
         notes: What a reader must know (where paper and code disagree, what cannot run here).
         gpu_estimate: Estimated wall time of the ``full`` budget on one GPU, for the report.
         data: What data the experiment needs, for ``--list``.
+        ci_shrinks: The :class:`~robustbnn.bench_config.BenchConfig` fields besides the
+            models' epochs that the ``ci`` budget may change (data sizes, sample counts), each
+            explained in the experiment's module. Where one of them is part of the published
+            protocol, the report shows no Δ for the numbers it touches.
     """
 
     name: str
@@ -114,6 +118,7 @@ class Experiment:
     notes: tuple[str, ...] = ()
     gpu_estimate: str = ""
     data: str = "MNIST (data root)"
+    ci_shrinks: tuple[str, ...] = ()
 
     @property
     def default_variant(self) -> str:

@@ -120,6 +120,12 @@ def budget_changes(exp: Experiment, variant: str, budget: str) -> list[str]:
     return out
 
 
+def undeclared_changes(exp: Experiment, variant: str) -> list[str]:
+    """What the ``ci`` budget changes beyond the models' epochs and ``exp.ci_shrinks``."""
+    allowed = (": epochs ", *(f": {k} " for k in exp.ci_shrinks))
+    return [c for c in budget_changes(exp, variant, "ci") if not any(a in c for a in allowed)]
+
+
 def _fmt(value: float, unit: str) -> str:
     if math.isnan(value):
         return "–"

@@ -50,6 +50,7 @@ EXPERIMENTS.register("bhn_table3", Experiment(
     runs=runs,
     compares=lambda variant: tuple(compares_from_table("bhn_table3", _bind)),
     variants={"code": "dk_anomaly_detection.py --ooc 1 --exclude k, the launchers' net"},
+    ci_shrinks=("s_eval",),
     notes=("Ten retrainings per method and seed: the heaviest of the tables on a CPU.",),
     gpu_estimate="100 epochs x 10 classes x 4 models x 3 seeds on full MNIST; about 1.5 h on "
                  "one H100, not run.",

@@ -55,6 +55,7 @@ def _register(name: str, fig: str, figures: tuple[Figure, ...]) -> None:
                "The ci budget trains 3 epochs of the 500 on 10,000 of the 60,000 images and "
                "attacks 500 test images, so the curves show the attack, not the converged "
                "models."),
+        ci_shrinks=tuple(SIZES["ci"]),
         gpu_estimate="500 epochs of SGD x 4 models x 3 seeds on 60,000 images with K = 10; "
                      "about 2-3 h on one H100, not run.",
     ))
