@@ -99,8 +99,10 @@ class BenchOutcome:
 
 
 def resolve_models(cfg: BenchConfig) -> BenchConfig:
-    """Fill in every registered model when the config names none; check the names."""
-    cfg = cfg if cfg.models else dataclasses.replace(cfg, models=tuple(MODELS.names()))
+    """Fill in every registered model that is ``in_default`` when the config names none;
+    check the names."""
+    cfg = cfg if cfg.models else dataclasses.replace(cfg, models=tuple(
+        n for n in MODELS.names() if MODELS.get(n).in_default))
     for name in (*cfg.models, *cfg.heldout_models):
         MODELS.get(name)
     return cfg

@@ -13,7 +13,7 @@ import dataclasses
 import enum
 import typing
 
-from robustbnn.config import Range, check_type
+from robustbnn.config import ADDED_LATER, Range, check_type
 from robustbnn.contract.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.errors import ConfigError
 from robustbnn.results.names import SHIFTS, ShiftKind
@@ -139,6 +139,14 @@ class BenchConfig:
     # Seed of the corruptions' random draws: fixed, like a released dataset, so every training
     # seed is scored on the same corrupted images.
     shift_seed: int = 0
+    # Posterior fidelity (docs/fidelity.md): every other model's MC predictive on the test set
+    # against that of this registered reference model (e.g. "hmc"); "" = no fidelity cells.
+    # The reference trains at fidelity_seed whatever --seed is, so the seed spread of the
+    # fidelity numbers is the approximate methods', against one reference, and its predictive
+    # averages fidelity_samples of its posterior samples (hmc: all its stored draws).
+    fidelity_reference: str = dataclasses.field(default="", metadata=ADDED_LATER)
+    fidelity_seed: int = dataclasses.field(default=0, metadata=ADDED_LATER)
+    fidelity_samples: int = dataclasses.field(default=800, metadata=ADDED_LATER)
 
     def check(self) -> BenchConfig:
         """Check every field's type and range, and that no name is listed twice.
@@ -212,6 +220,7 @@ BENCH_RANGES: dict[str, Range] = {
     "adaptive_steps": STEPS, "adaptive_s_attack": Range(1),
     "detector_fpr": Range(0, 1, low_open=True, high_open=True), "adv_ood_eps": Range(0),
     "adv_ood_steps": STEPS, "adv_ood_s_attack": Range(1),
+    "fidelity_seed": SEED_RANGE, "fidelity_samples": Range(1),
 }
 # Lists of names: one named twice would run (and report) twice.
 UNIQUE = ("models", "ood", "attacks", "robustness", "shift", "heldout_models", "extra_measures",

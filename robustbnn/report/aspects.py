@@ -17,7 +17,8 @@ from robustbnn.report.leaderboard import Leaderboard, to_markdown
 __all__ = ["DETAILS", "aspect_boards", "aspect_file", "aspect_markdown", "aspect_links"]
 
 # The detail files each aspect table links, when the render wrote them.
-DETAILS = {"attacks": ("attack.md",), "ood": ("ood.md", "ood.csv"), "shift": ("shift.md",)}
+DETAILS = {"attacks": ("attack.md",), "ood": ("ood.md", "ood.csv"), "shift": ("shift.md",),
+           "fidelity": ("fidelity.md",)}
 
 
 def aspect_file(aspect: str) -> str:

@@ -14,14 +14,16 @@ import pandas as pd
 
 from robustbnn.results.schema import HIGHER_IS_BETTER, group_mean
 
-__all__ = ["ASPECTS", "ATTACKS", "Column", "OOD", "ROBUSTNESS", "SANITY", "SHIFT",
+__all__ = ["ASPECTS", "ATTACKS", "Column", "FIDELITY", "OOD", "ROBUSTNESS", "SANITY", "SHIFT",
            "best_measure", "per_run"]
 
 # The aspects: every column belongs to exactly one, and each aspect is a table of its own
 # (robustbnn.report.aspects). Name -> title, in page order.
 ATTACKS, ROBUSTNESS, OOD, SHIFT, SANITY = "attacks", "robustness", "ood", "shift", "sanity"
+FIDELITY = "fidelity"
 ASPECTS = {ATTACKS: "Attacks", ROBUSTNESS: "Robustness", OOD: "OOD detection",
-           SHIFT: "Calibration and dataset shift", SANITY: "Sanity checks and cost"}
+           SHIFT: "Calibration and dataset shift", FIDELITY: "Posterior fidelity",
+           SANITY: "Sanity checks and cost"}
 
 
 @dataclasses.dataclass(frozen=True)

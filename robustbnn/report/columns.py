@@ -13,7 +13,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from robustbnn.report.column import ATTACKS, OOD, SANITY, SHIFT, Column, best_measure, per_run
+from robustbnn.report.column import (
+    ATTACKS,
+    FIDELITY,
+    OOD,
+    SANITY,
+    SHIFT,
+    Column,
+    best_measure,
+    per_run,
+)
 from robustbnn.report.robust_columns import robustness_columns
 from robustbnn.report.shift_columns import shift_columns
 from robustbnn.results import names as n
@@ -156,8 +165,25 @@ def _cost_and_checks(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     return out
 
 
+# The fidelity columns (docs/fidelity.md): key suffix, title and metric.
+FIDELITY_COLUMNS = (("agreement", "agreement with {ref}", n.AGREEMENT),
+                    ("total_variation", "TV to {ref}", n.TOTAL_VARIATION),
+                    ("kl", "KL({ref} ‖ model)", n.KL_FROM_REFERENCE))
+
+
+def _fidelity(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
+    """Agreement, total variation and KL of each model's predictive against the fidelity
+    reference's (task ``fidelity``; the reference itself has none)."""
+    rows = results[results["task"] == n.FIDELITY]
+    if rows.empty:
+        return []
+    ref = " / ".join(sorted({str(k.get(n.REFERENCE, "?")) for k in rows["setting"]}))
+    return [(Column(f"fidelity_{key}", title.format(ref=ref), metric, aspect=FIDELITY),
+             per_run(rows[rows["metric"] == metric])) for key, title, metric in FIDELITY_COLUMNS]
+
+
 # The families of columns, in display order.
-FAMILIES = (_clean, _fgsm, _attacks, _detection, robustness_columns, shift_columns,
+FAMILIES = (_clean, _fgsm, _attacks, _detection, robustness_columns, shift_columns, _fidelity,
             _cost_and_checks)
 
 

@@ -40,10 +40,12 @@ import pandas as pd
 
 from robustbnn.report.aspects import aspect_boards, aspect_file, aspect_links, aspect_markdown
 from robustbnn.report.attack_detail import attack_markdown
+from robustbnn.report.canvas import svg_twin
 from robustbnn.report.column import ASPECTS
 from robustbnn.report.combine import check_seeds_of_one_configuration
 from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.families import model_families
+from robustbnn.report.fidelity import fidelity_figure, fidelity_markdown
 from robustbnn.report.figures import write_figures
 from robustbnn.report.headline import headline, headline_legend
 from robustbnn.report.html import to_html
@@ -242,6 +244,15 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     if shifts is not None:
         write_text_atomic(out_dir / "shift.md", shifts)
         details.append("shift.md")
+    fidelity = fidelity_markdown(board, families)  # a run with fidelity cells (docs/fidelity.md)
+    if fidelity is not None:
+        write_text_atomic(out_dir / "fidelity.md", fidelity)
+        details.append("fidelity.md")
+        if figures:
+            drawn = fidelity_figure(board, out_dir / "figures" / "fidelity.png")
+            if drawn is not None:
+                written += [drawn, svg_twin(drawn)]
+                links = [p.relative_to(out_dir).as_posix() for p in written]
     tables = []
     for aspect, table in aspects.items():  # every number, by aspect
         name = aspect_file(aspect)

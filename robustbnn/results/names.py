@@ -22,6 +22,7 @@ __all__ = [
     "NORMS", "N_IN", "N_OUT", "OBJECTIVE", "OOD", "PARAMETERS", "PASSED", "PGD", "RESTARTS",
     "S_ATTACK", "SECONDS", "SECONDS_PER_1000_PREDICTIONS", "STEP", "STEPS", "STEP_SIZE", "S_EVAL",
     "TARGET", "TARGETED", "TARGET_SUCCESS", "TASKS", "VALUE",
+    "FIDELITY", "AGREEMENT", "TOTAL_VARIATION", "KL_FROM_REFERENCE", "REFERENCE",
 ]
 
 # Tasks (the ``task`` field).
@@ -43,8 +44,10 @@ ROBUSTNESS_TASKS = (PGD_BUDGET, WORST_OF_K, DETECTOR_AWARE, ADV_OOD, ROBUST_FLAG
 # Calibration under dataset shift (docs/concepts.md, "Calibration under dataset shift").
 SHIFT = "shift"  # accuracy, NLL, ECE, Brier, mean uncertainty on a shifted test set
 RELIABILITY = "reliability"  # reliability-diagram bins (clean, and pooled over MNIST-C)
+# Posterior fidelity (docs/fidelity.md): the MC predictive against a reference posterior's.
+FIDELITY = "fidelity"
 TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS,
-         SHIFT, RELIABILITY)
+         SHIFT, RELIABILITY, FIDELITY)
 
 
 class ShiftKind(enum.StrEnum):
@@ -86,11 +89,15 @@ ALL_K_ACCURACY = "all_k_accuracy"
 FLIP_PROBABILITY = "flip_probability"
 DETECTION_AWARE_ACCURACY = "detection_aware_accuracy"
 RAISED = "raised"  # a reliability flag: 1 raised, 0 silent
+AGREEMENT = "agreement"  # top-1 match with the reference predictive (robustbnn.metrics.fidelity)
+TOTAL_VARIATION = "total_variation"  # mean ½ Σ_c |p̄_c − q_c|
+KL_FROM_REFERENCE = "kl_from_reference"  # mean KL(q ‖ p̄), nats
 METRICS = (EXPECTED_ACCURACY, ALL_K_ACCURACY, FLIP_PROBABILITY, DETECTION_AWARE_ACCURACY,
            RAISED, ACCURACY, NLL, ECE, BRIER, CONFIDENCE, COUNT, AUROC, AUPR_IN, AUPR_OUT,
            FPR_AT_95_TPR, MEAN_UNCERTAINTY,
            ADVERSARY_DETECTION, ERROR_DETECTION, TARGET_SUCCESS, LINF, L2, VALUE, PASSED,
-           SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS)
+           SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS, AGREEMENT, TOTAL_VARIATION,
+           KL_FROM_REFERENCE)
 
 # The Carlini-style sanity check of FGSM (a ``measure`` of task ``fgsm_sanity``).
 GRADIENT_NONZERO = "gradient_nonzero"
@@ -98,6 +105,7 @@ GRADIENT_NONZERO = "gradient_nonzero"
 # Knobs (the keys of ``setting``).
 EPS = "eps"
 S_ATTACK = "S_attack"
+REFERENCE = "reference"  # the fidelity reference model's name
 S_EVAL = "S_eval"
 OBJECTIVE = "objective"
 LABEL = "label"
@@ -122,4 +130,4 @@ N_BINS = "n_bins"  # equal-width confidence bins over [0, 1]
 KNOBS = (SHIFT, ANGLE, CORRUPTION, BIN, N_BINS, GRADIENT_EVALUATIONS, K, ADAPTIVE, FPR, TOL,
          EPS, S_ATTACK, S_EVAL, OBJECTIVE, LABEL,
          CLIP, STEP, STEP_SIZE, TARGET, N, N_IN, N_OUT,
-         STEPS, RESTARTS)
+         STEPS, RESTARTS, REFERENCE)

@@ -49,6 +49,9 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     n.FLIP_PROBABILITY: False,
     n.DETECTION_AWARE_ACCURACY: True,
     n.RAISED: False,
+    n.AGREEMENT: True,  # with the fidelity reference's predictive
+    n.TOTAL_VARIATION: False,
+    n.KL_FROM_REFERENCE: False,
 }
 
 
@@ -60,11 +63,12 @@ RANGES: dict[str, tuple[float, float]] = {
     **dict.fromkeys((n.ACCURACY, n.ECE, n.CONFIDENCE, n.AUROC, n.AUPR_IN, n.AUPR_OUT,
                      n.FPR_AT_95_TPR, n.ADVERSARY_DETECTION, n.ERROR_DETECTION,
                      n.TARGET_SUCCESS, n.EXPECTED_ACCURACY, n.ALL_K_ACCURACY,
-                     n.FLIP_PROBABILITY, n.DETECTION_AWARE_ACCURACY, n.PASSED, n.RAISED),
+                     n.FLIP_PROBABILITY, n.DETECTION_AWARE_ACCURACY, n.PASSED, n.RAISED,
+                     n.AGREEMENT, n.TOTAL_VARIATION),
                     (0.0, 1.0)),
     n.BRIER: (0.0, 2.0),  # summed over classes
     **dict.fromkeys((n.NLL, n.COUNT, n.LINF, n.L2, n.PARAMETERS, n.SECONDS,
-                     n.SECONDS_PER_1000_PREDICTIONS), (0.0, math.inf)),
+                     n.SECONDS_PER_1000_PREDICTIONS, n.KL_FROM_REFERENCE), (0.0, math.inf)),
 }
 # Metrics of RANGES that may be NaN: the flip probability of worst-of-k is undefined for k = 1.
 MAY_BE_NAN = frozenset({n.FLIP_PROBABILITY})

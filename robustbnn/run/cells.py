@@ -60,6 +60,7 @@ class CellKind(enum.StrEnum):
     DETECTOR_AWARE = "detector_aware"
     ADV_OOD = "adv_ood"
     SHIFT = "shift"
+    FIDELITY = "fidelity"  # the MC predictive against the fidelity reference's (docs/fidelity.md)
 
 
 def canonical_json(payload: Any) -> str:

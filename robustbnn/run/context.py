@@ -22,6 +22,7 @@ from robustbnn.contract.streams import make_generator
 from robustbnn.data import DataBundle, Split, load_dataset
 from robustbnn.data.heldout import heldout_split
 from robustbnn.data.ood_sets import load_ood
+from robustbnn.data.resize import resize_ood
 from robustbnn.results.schema import Result, setting
 from robustbnn.run.cells import Cell
 from robustbnn.settings import Settings, resolve_settings
@@ -68,6 +69,14 @@ class RunSpec:
         return self.settings if self.settings is not None else _settings(self.cfg)
 
 
+def spec_at_seed(spec: RunSpec, seed: int) -> RunSpec:
+    """``spec`` with the run's seed replaced (a fidelity reference trains at its own seed);
+    ``spec`` itself when the seed is its own. Data and settings do not depend on the seed."""
+    if seed == spec.cfg.seed:
+        return spec
+    return dataclasses.replace(spec, cfg=dataclasses.replace(spec.cfg, seed=seed))
+
+
 @functools.lru_cache(maxsize=4)
 def _settings(cfg: BenchConfig) -> Settings:
     return resolve_settings(cfg)
@@ -112,10 +121,13 @@ def heldout_images(spec: RunSpec, k: int) -> Tensor:
 
 @functools.lru_cache(maxsize=16)
 def ood_images(spec: RunSpec, name: str) -> Tensor:
-    """An OOD set as the run loads it, on the run's device (memoised per process)."""
+    """An OOD set as the run loads it, on the run's device (memoised per process), at the
+    resolution of the run's test images (:func:`robustbnn.data.resize.resize_ood`: untouched
+    when equal, else block means; a ConfigError when impossible, raised while planning)."""
     cfg = spec.cfg
     x = load_ood(name, cfg.ood_count(name), spec.data_root, seed=cfg.seed, download=spec.download,
                  preprocessing=cfg.ood_preprocessing)
+    x = resize_ood(x, tuple(bench_data(spec).test.x.shape[-2:]), name=name)
     return x.to(spec.device)
 
 

@@ -24,7 +24,7 @@ from robustbnn.results import names as N
 from robustbnn.results.names import ShiftKind
 from robustbnn.run.cells import CELL_FORMAT, Cell, canonical_json
 from robustbnn.run.cells import CellKind as K
-from robustbnn.run.context import RunSpec, bench_data
+from robustbnn.run.context import RunSpec, bench_data, spec_at_seed
 from robustbnn.run.ood_cells import ood_cells
 from robustbnn.run.tasks.contract import contract_cell
 from robustbnn.settings import SuiteAttack
@@ -62,6 +62,29 @@ def _train(spec: RunSpec, name: str, heldout: int | None) -> Cell:
               "heldout": heldout, "cache_key": key}
     where = "" if heldout is None else f" without class {heldout}"
     return Cell(K.TRAIN, name, _json(params), label=f"train {name}{where}")
+
+
+def _fidelity_cells(spec: RunSpec, cells: list[Cell]) -> list[Cell]:
+    """The fidelity reference's training cell at ``fidelity_seed`` (unless ``cells`` hold it),
+    then one fidelity cell per other model of the run, after both trainings."""
+    cfg = spec.cfg
+    ref = cfg.fidelity_reference
+    if not ref:
+        return []
+    ref_train = _train(spec_at_seed(spec, cfg.fidelity_seed), ref, None)
+    out = [] if any(c.id == ref_train.id for c in cells) else [dataclasses.replace(
+        ref_train, label=f"train {ref} (fidelity reference, seed {cfg.fidelity_seed})")]
+    n_test = len(bench_data(spec).test)
+    for name in cfg.models:
+        if name == ref:
+            continue
+        params = {N.REFERENCE: ref, "reference_seed": cfg.fidelity_seed,
+                  "reference_samples": cfg.fidelity_samples, N.S_EVAL: cfg.s_eval,
+                  "n_test": n_test, "memory_mb": cfg.memory_mb}
+        train = _train(spec, name, None)
+        out.append(Cell(K.FIDELITY, name, params, (train.id, ref_train.id),
+                        f"fidelity {name} vs {ref}"))
+    return out
 
 
 def _json(params: dict[str, Any]) -> dict[str, Any]:
@@ -205,6 +228,7 @@ def build_plan(spec: RunSpec) -> Plan:
     cells: list[Cell] = []
     for name in cfg.models:
         cells += _model_cells(spec, name)
+    cells += _fidelity_cells(spec, cells)
     for ood in cfg.ood:
         k = parse_heldout(ood, data.num_classes)
         if k is None:
@@ -218,7 +242,8 @@ def build_plan(spec: RunSpec) -> Plan:
                 params["in_split"] = cfg.ood_in_split
             cells += [train, Cell(K.HELDOUT, name, params, (train.id,),
                                   f"heldout {name} class {k}")]
-    identity = _json({"format": CELL_FORMAT, "config": dataclasses.asdict(cfg),
+    # config_identity: a field added later (ADDED_LATER) at its default leaves old runs' identity
+    identity = _json({"format": CELL_FORMAT, "config": config_identity(cfg),
                       "data": data.fingerprint, "device": spec.device})
     return Plan(spec, tuple(_gated(spec, cells)), identity)
 

@@ -154,3 +154,6 @@ class _PartTrainer:
         if cached:
             log.info("loaded %s %s from the cache", self.name, tag)
         return report or {}
+
+    def generator(self, tag: str) -> torch.Generator:
+        return make_generator(torch.device("cpu"), self.setup.seed, self.name, "train", tag)

@@ -1,5 +1,6 @@
 """SGLD and SGHMC over the MLP (robustbnn.models.sgmcmc): collection, sampling, the cache and
-the contract. The specs are not registered (the lead registers them); tests build from them."""
+the contract. Registered as ``sgld`` and ``sghmc`` (not in the default suite); tests build
+from the specs."""
 
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from robustbnn.run.tasks import (
     contract,
     detector_aware,
     fgsm,
+    fidelity,
     heldout,
     indist,
     measure,
@@ -46,5 +47,6 @@ TASKS.register(K.BUDGET, guarded(budget.run))
 TASKS.register(K.DETECTOR_AWARE, guarded(detector_aware.run))
 TASKS.register(K.ADV_OOD, guarded(adv_ood.run))
 TASKS.register(K.SHIFT, guarded(shift.run))
+TASKS.register(K.FIDELITY, guarded(fidelity.run))
 
 __all__ = ["TASKS"]

@@ -10,7 +10,7 @@ import torch
 
 from robustbnn.contract.checked import Checked
 from robustbnn.run.cells import CellOutcome
-from robustbnn.run.context import Context, RunSpec, bench_data
+from robustbnn.run.context import Context, RunSpec, bench_data, spec_at_seed
 from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
 from robustbnn.training.memo import TrainedModels
 
@@ -41,7 +41,9 @@ def run(ctx: Context) -> CellOutcome:
     """Train (or load) the cell's model; its outcome is the :class:`FitRecord`."""
     heldout = ctx.params["heldout"]
     mcfg = ctx.spec.resolved().model(ctx.cell.model)
-    setup = TrainSetup(ctx.cfg.seed, ctx.device, Path(ctx.spec.cache_dir), ctx.spec.progress)
+    # The cell's seed: the run's, or fidelity_seed for the fidelity reference's training.
+    spec = spec_at_seed(ctx.spec, ctx.params["seed"])
+    setup = TrainSetup(spec.cfg.seed, ctx.device, Path(ctx.spec.cache_dir), ctx.spec.progress)
     model, record = fit_or_load(ctx.cell.model, mcfg, ctx.data, setup)
-    MODELS_IN_PROCESS.remember((ctx.spec, ctx.cell.model, heldout), ctx.cell.model, model)
+    MODELS_IN_PROCESS.remember((spec, ctx.cell.model, heldout), ctx.cell.model, model)
     return CellOutcome(info=dataclasses.asdict(record))
