@@ -154,7 +154,7 @@ def check_names(cfg: BenchConfig) -> None:
     if unknown:
         raise ConfigError(f"ood_counts names sets the run does not score: {unknown}; "
                           f"its sets: {list(cfg.ood)}")
-    for name in (*cfg.models, *cfg.heldout_models):
+    for name in (*cfg.models, *cfg.heldout_models, *filter(None, (cfg.fidelity_reference,))):
         MODELS.get(name)
     for attack in cfg.attacks:
         ATTACKS.get(attack)

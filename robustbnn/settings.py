@@ -275,7 +275,8 @@ def resolve_settings(cfg: BenchConfig) -> Settings:
     """
     check_owners(cfg)
     models = tuple((m, model_config(m, cfg.overrides, cfg.shrink))
-                   for m in dict.fromkeys((*cfg.models, *cfg.heldout_models)))
+                   for m in dict.fromkeys((*cfg.models, *cfg.heldout_models,
+                                           *filter(None, (cfg.fidelity_reference,)))))
     attacks = tuple((a, attack_settings(a, cfg)) for a in cfg.attacks
                     if a not in tuple(SuiteAttack))
     return Settings(models, attacks)

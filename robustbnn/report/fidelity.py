@@ -141,7 +141,7 @@ def fidelity_figure(board: Leaderboard, path: Path) -> Path | None:
     reference = [m for m in t.index if m not in models]
     styles = styles_for(t.index)
     tv = board.column(FIDELITY_KEYS[1])
-    fig, axes = plt.subplots(1, len(outcomes), figsize=(3.4 * len(outcomes), 3.4),
+    fig, axes = plt.subplots(1, len(outcomes), figsize=(3.4 * len(outcomes), 4.2),
                              squeeze=False)
     for ax, col in zip(axes[0], outcomes, strict=True):
         for m in models:
@@ -158,6 +158,7 @@ def fidelity_figure(board: Leaderboard, path: Path) -> Path | None:
         ax.set_ylabel(col.title)
         ax.grid(alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8)
-    fig.tight_layout()
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 6), fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.16, 1, 1))  # the legend's rows below the panels
     return save_figure(fig, path)

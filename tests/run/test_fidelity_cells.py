@@ -35,8 +35,9 @@ def _spec(cfg: BenchConfig) -> RunSpec:
     return RunSpec(check_bench(cfg), None, False, "cpu", "unused")
 
 
-def _plan(seed: int, reference: str = "mlp") -> list[Cell]:
-    cfg = dataclasses.replace(SUITES.get("smoke"), seed=seed, models=("mlp", "mc_dropout"),
+def _plan(seed: int, reference: str = "mlp",
+          models: tuple[str, ...] = ("mlp", "mc_dropout")) -> list[Cell]:
+    cfg = dataclasses.replace(SUITES.get("smoke"), seed=seed, models=models,
                               robustness=(), shift=(), attacks=(), ood=(),
                               fidelity_reference=reference)
     return list(plan_module.build_plan(_spec(cfg)).cells)
@@ -59,6 +60,10 @@ def test_fidelity_cells_follow_both_trainings_and_the_reference_trains_at_its_ow
     assert ref0.id in fid1.deps and fid1.params["reference_seed"] == 0
     order = [c.id for c in cells1]
     assert all(order.index(d) < order.index(fid1.id) for d in fid1.deps)
+    # a later seed without the reference among its models still scores against it
+    alone = _plan(seed=1, models=("mc_dropout",))
+    assert [c.model for c in alone if c.task == "fidelity"] == ["mc_dropout"]
+    assert [c.id for c in alone if c.task == "train" and c.model == "mlp"] == [ref0.id]
 
 
 def test_a_config_without_a_reference_keeps_its_identity_and_plans_no_fidelity_cell() -> None:
