@@ -8,7 +8,8 @@ the fields that differ; two runs of the same seed would count one draw twice in 
 they are refused too.
 
 What must agree, read from each ``run.json``: ``config`` (the full bench config, every field
-but ``seed``), the data fingerprint (``data.fingerprint``) and the run device. The robustbnn
+but ``seed``; ``models`` without the fidelity reference, which later seeds may leave out), the
+data fingerprint (``data.fingerprint``) and the run device. The robustbnn
 version, git commit, timings and executor may differ: they do not decide a number's meaning.
 """
 
@@ -39,7 +40,14 @@ def configuration(run: dict[str, Any]) -> dict[str, Any]:
         {'config.models': '["a"]', 'device': '"cpu"'}
     """
     out: dict[str, Any] = {}
-    for key, value in sorted((run.get("config") or {}).items()):
+    config = run.get("config") or {}
+    # The fidelity reference trains at fidelity_seed whatever the seed (docs/fidelity.md), so
+    # a later seed may leave it out of its models: the reference's numbers are then its one
+    # seed's, every other model's the mean over all seeds.
+    reference = config.get("fidelity_reference")
+    for key, value in sorted(config.items()):
+        if key == "models" and reference:
+            value = [m for m in value if m != reference]
         if key != "seed":
             out[f"config.{key}"] = _text(value)
     fingerprint = (run.get("data") or {}).get("fingerprint")

@@ -90,6 +90,15 @@ def _cell(board: Leaderboard, model: str, col: Column) -> str:
     return text
 
 
+def _one_seed(board: Leaderboard) -> list[str]:
+    """Models without a seed spread in a board of several runs (their clean accuracy's std is
+    NaN: one run holds them)."""
+    std = board.table.get("clean_accuracy_std")
+    if board.runs < 2 or std is None:
+        return []
+    return [m for m in board.table.index if math.isnan(std[m])]
+
+
 def fidelity_markdown(board: Leaderboard, families: Mapping[str, str]) -> str | None:
     """``fidelity.md``, or None when the run has no fidelity cells."""
     if not _fidelity_columns(board):
@@ -110,6 +119,11 @@ def fidelity_markdown(board: Leaderboard, families: Mapping[str, str]) -> str | 
         cells = [_cell(board, model, c) for c in cols]
         lines.append(f"| {escape(model)} | {escape(families.get(model, 'other'))} | "
                      + " | ".join(cells) + " |")
+    single = _one_seed(board)
+    if single:
+        lines += ["", f"Without ±: {', '.join(escape(m) for m in single)} ran one of the "
+                  f"{board.runs} seeds (the reference is sampled once, at the suite's "
+                  "fidelity_seed; later seeds score against it without sampling it again)."]
     corr = correlations(board)
     lines += ["", "## Does fidelity go with robustness and OOD detection?", "",
               "Spearman's rank correlation over the approximate methods (the reference left "

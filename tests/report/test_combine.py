@@ -81,3 +81,17 @@ def test_the_seed_and_provenance_may_differ() -> None:
     b = {"seed": 1, "device": "cpu", "git_sha": "2", "config": {"seed": 1, "models": ["m"]}}
     assert configuration(a) == configuration(b)
     check_seeds_of_one_configuration([a, b], [Path("a"), Path("b")])
+
+
+def test_later_seeds_may_leave_out_the_fidelity_reference_but_nothing_else() -> None:
+    config = {"fidelity_reference": "hmc"}
+    a = {"seed": 0, "config": {"seed": 0, "models": ["hmc", "mlp"], **config}}
+    b = {"seed": 1, "config": {"seed": 1, "models": ["mlp"], **config}}
+    check_seeds_of_one_configuration([a, b], [Path("s0"), Path("s1")])
+    c = {"seed": 2, "config": {"seed": 2, "models": ["hmc"], **config}}
+    with pytest.raises(CombineError, match="config.models"):
+        check_seeds_of_one_configuration([a, c], [Path("s0"), Path("s2")])
+    plain = [{**r, "config": {k: v for k, v in r["config"].items() if k != "fidelity_reference"}}
+             for r in (a, b)]
+    with pytest.raises(CombineError, match="config.models"):
+        check_seeds_of_one_configuration(plain, [Path("s0"), Path("s1")])
