@@ -26,7 +26,9 @@ from robustbnn.models import MODELS
 
 S = 100
 OWN_NETS = {"mvn", "vhn", "bhn_full"}  # their configs' nets (784-100-10 and smaller)
-STOCHASTIC = tuple(n for n in MODELS.names() if MODELS.get(n).stochastic)
+# The default suite's stochastic models (the samplers hold no samples before training).
+STOCHASTIC = tuple(n for n in MODELS.names()
+                   if MODELS.get(n).stochastic and MODELS.get(n).in_default)
 DROPOUT_FAMILY = ("mc_dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1")
 # The non-default samplers, for the record (defaults: bbb "first", mvn "all").
 VARIANTS = [("bbb_gaussian", "local_reparam", "none"), ("bbb_gaussian", "local_reparam", "all"),

@@ -43,7 +43,9 @@ def test_mnist5k_accuracy(name: str, target: float) -> None:
 
 
 # Issue #3 targets with the default suite's quick budget; the foundation pair is checked above.
-ZOO_TARGETS = {name: 0.92 for name in MODELS.names() if name not in ("mlp", "mc_dropout")}
+# The default suite's models: the samplers (sgld, sghmc, hmc) are out of it (docs/fidelity.md).
+ZOO_TARGETS = {name: 0.92 for name in MODELS.names()
+               if MODELS.get(name).in_default and name not in ("mlp", "mc_dropout")}
 ZOO_TARGETS.update(dict.fromkeys(
     ["dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1", "bhn_iaf", "bhn_realnvp"], 0.94))
 # bhn_full at the quick budget (784-100-10, 60 epochs): 0.925 / 0.926 / 0.921 over seeds 0-2.

@@ -19,11 +19,11 @@ logger = logging.getLogger(__name__)
 MANIFEST = ".robustbnn-render.json"
 # What a render can write: only such files are ever removed, whatever a manifest says.
 OURS = frozenset({"leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",
-                  "ood.md", "ood.csv", "attack.md", "shift.md", "all_columns.csv",
+                  "ood.md", "ood.csv", "attack.md", "shift.md", "fidelity.md", "all_columns.csv",
                   "all_columns.json", "all_columns_seeds.json",
                   # the aspect tables (robustbnn.report.aspects)
                   *(f"table_{aspect}.{ext}" for aspect in ("attacks", "robustness", "ood",
-                                                           "shift", "sanity")
+                                                           "shift", "fidelity", "sanity")
                     for ext in ("md", "csv"))})
 
 

@@ -166,7 +166,14 @@ ELSEWHERE = {"laplace": "tests/models/test_laplace.py::"
              "deep_ensemble": "tests/models/test_deep_ensemble.py::"
                               "test_predictive_at_s_equal_m_is_the_exact_ensemble_average",
              "swag": "tests/models/test_swag.py::"
-                     "test_first_layer_output_sampling_has_the_weight_sampling_law"}
+                     "test_first_layer_output_sampling_has_the_weight_sampling_law",
+             # samples are stored weight vectors: each sample is one of them, by the generator
+             "sgld": "tests/models/test_sgmcmc.py::"
+                     "test_samples_are_stored_weights_drawn_by_the_generator",
+             "sghmc": "tests/models/test_sgmcmc.py::"
+                      "test_samples_are_stored_weights_drawn_by_the_generator",
+             "hmc": "tests/models/test_hmc.py::"
+                    "test_sampling_stores_every_draw_reproducibly_and_reports_mixing"}
 
 
 def test_every_stochastic_model_has_a_case() -> None:

@@ -11,6 +11,14 @@ from robustbnn.results.store import write_json, write_results
 MEASURES = ("bald", "max_prob")
 
 
+def fidelity_rows(model: str, *, seed: int = 0, tv: float = 0.1) -> list[Result]:
+    """The fidelity cell's three rows for one model against reference ``ref``."""
+    knobs = setting(S_eval=4, reference="ref")
+    return [Result(model, seed, "fidelity", "toy", knobs, "", metric, value)
+            for metric, value in (("agreement", 1 - tv), ("total_variation", tv),
+                                  ("kl_from_reference", 2 * tv))]
+
+
 def rows(model: str, *, seed: int = 0, acc: float = 0.9, nll: float = 0.3, ece: float = 0.05,
          fgsm: float = 0.5, success: float = 0.4, det: float = 0.7, ood: float = 0.8,
          seconds: float = 1.0, params: int = 1000) -> list[Result]:

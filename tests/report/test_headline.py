@@ -21,7 +21,7 @@ from robustbnn.results import names as N
 from robustbnn.results.schema import Result, setting
 from robustbnn.results.store import results_frame, write_json
 
-from ._runs import rows, write_run
+from ._runs import fidelity_rows, rows, write_run
 
 
 def robust_rows(model: str, *, allk: float, bound: bool = False, adaptive: float = 0.3,
@@ -60,14 +60,16 @@ MODELS = {"a": dict(acc=0.95, allk=0.10, bound=True), "b": dict(acc=0.90, allk=0
 def _results() -> pd.DataFrame:
     return results_frame([r for m, kw in MODELS.items()
                           for r in rows(m, acc=kw["acc"])
-                          + robust_rows(m, allk=kw["allk"], bound=kw.get("bound", False))])
+                          + robust_rows(m, allk=kw["allk"], bound=kw.get("bound", False))
+                          + fidelity_rows(m, tv=kw["allk"])])
 
 
 def _run(tmp_path: Path) -> Path:
     run = write_run(tmp_path / "run", [r for m, kw in MODELS.items()
                                        for r in rows(m, acc=kw["acc"])
                                        + robust_rows(m, allk=kw["allk"],
-                                                     bound=kw.get("bound", False))])
+                                                     bound=kw.get("bound", False))
+                                       + fidelity_rows(m, tv=kw["allk"])])
     meta = json.loads((run / "run.json").read_text())
     write_json(run / "run.json", {**meta, "models": {"a": {"family": "variational"},
                                                      "b": {"family": "ensemble"}}})
