@@ -15,16 +15,22 @@ version, git commit, timings and executor may differ: they do not decide a numbe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from robustbnn.bench_config import BenchConfig
 from robustbnn.errors import BadValueError
 
 __all__ = ["CombineError", "check_seeds_of_one_configuration", "configuration"]
 
 SHOWN = 3  # differing fields named in the message, at most
+# BenchConfig fields added after runs were recorded (robustbnn.config.ADDED_LATER): at their
+# default they mean what their absence meant, as in the plan's identity.
+_ADDED_LATER = {f.name: f.default for f in dataclasses.fields(BenchConfig)
+                if f.metadata.get("identity") == "omit_at_default"}
 
 
 class CombineError(BadValueError):
@@ -48,6 +54,8 @@ def configuration(run: dict[str, Any]) -> dict[str, Any]:
     for key, value in sorted(config.items()):
         if key == "models" and reference:
             value = [m for m in value if m != reference]
+        if key in _ADDED_LATER and value == _ADDED_LATER[key]:
+            continue  # a field added later, at its default: as absent in older runs
         if key != "seed":
             out[f"config.{key}"] = _text(value)
     fingerprint = (run.get("data") or {}).get("fingerprint")

@@ -95,3 +95,13 @@ def test_later_seeds_may_leave_out_the_fidelity_reference_but_nothing_else() -> 
              for r in (a, b)]
     with pytest.raises(CombineError, match="config.models"):
         check_seeds_of_one_configuration(plain, [Path("s0"), Path("s1")])
+
+
+def test_a_field_added_later_at_its_default_equals_its_absence() -> None:
+    old = {"seed": 0, "config": {"seed": 0, "models": ["m"]}}
+    new = {"seed": 1, "config": {"seed": 1, "models": ["m"], "fidelity_reference": "",
+                                 "fidelity_seed": 0, "fidelity_samples": 800}}
+    check_seeds_of_one_configuration([old, new], [Path("s0"), Path("s1")])
+    other = {"seed": 2, "config": {**new["config"], "seed": 2, "fidelity_samples": 100}}
+    with pytest.raises(CombineError, match="config.fidelity_samples"):
+        check_seeds_of_one_configuration([old, other], [Path("s0"), Path("s2")])
