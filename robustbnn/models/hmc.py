@@ -64,12 +64,13 @@ class HMCConfig(NetConfig):
     hidden: tuple[int, ...] = (50,)
     prior_std: float = 0.2 ** 0.5  # σ² = 1/5, Izmailov et al. 2021's prior variance
     temperature: float = 1.0  # T = 1: the Bayes posterior
-    chains: int = 4
-    warmup: int = 300
-    draws: int = 200
-    max_tree_depth: int = 7
-    target_accept: float = 0.8
-    init_scale: float = 1.0
+    # the sampler's defaults, from NUTSConfig (sized there)
+    chains: int = NUTSConfig.chains
+    warmup: int = NUTSConfig.warmup
+    draws: int = NUTSConfig.draws
+    max_tree_depth: int = NUTSConfig.max_tree_depth
+    target_accept: float = NUTSConfig.target_accept
+    init_scale: float = NUTSConfig.init_scale
     rhat_bound: float = 1.1  # robustbnn.posterior.diagnostics.DEFAULT_RHAT_BOUND
     diag_points: int = 200  # validation images whose predictive R-hat / ESS are checked
     # TrainConfig's epochs, lr, batch size and selection are unused: NUTS runs warmup + draws.
