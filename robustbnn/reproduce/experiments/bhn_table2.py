@@ -113,8 +113,9 @@ EXPERIMENTS.register("bhn_table2", Experiment(
         "image subset (ten disjoint 1,000-image subsets of our notMNIST move it by sd 0.5-0.8 "
         "(scripts/notmnist_subsets.py) "
         "per seed); a faithful reimplementation also measured +2.9 at 20 epochs (§8.1); at the "
-        "full budget's 100 epochs it is −1.42 (reports/reproductions/full/). The MLP's seed std reaches 2.9 on uniform and "
-        "CIFAR-bw (seed 1: 93.6 and 92.4), the checkpoint effect of §8.3.",
+        "full budget's 100 epochs it is −1.42 (reports/reproductions/full/). The MLP's seed std "
+        "reaches 2.9 on uniform and CIFAR-bw (seed 1: 93.6 and 92.4), the checkpoint effect of "
+        "§8.3.",
         "The BHN row at the ci budget misses notMNIST (80.8 ± 1.1 against 90.07). "
         "dk_anomaly_detection.py's hnet does not explain it: its variants (script_hnet over "
         "seeds 0-2, and each of its differences alone) leave notMNIST where it is or lower it "
