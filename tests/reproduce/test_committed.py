@@ -95,24 +95,26 @@ def test_vhn_table1_parameter_counts_are_exact() -> None:
         assert cell["delta"] == 0, row
 
 
-# BHN Table 1 (A) at the ci budget (50 of 200 epochs), seed 0. BHN 0 is +2.88: the paper's
-# BbB* (92.06) sits below a plain MLP of the same net (ours 95.34; a faithful
-# reimplementation 95.32 ± 0.15, docs/protocols.md §8.5), so a better-trained BbB* overshoots it.
-# BHN 12 is −1.82 at 50 epochs: with the code's q(g) init (std ≈ 0.002) the flow has
-# barely left its start (best validation epoch 49 of 50, still rising); the full budget's 200
-# epochs are the paper's. Both bounds are the measured value plus 0.6.
-TABLE1_BOUNDS = {("BHN 0", "A"): 3.5, ("BHN 12", "A"): 2.5}
+# BHN Table 1 (A) and (B) at the ci budget (50 of 200 epochs), seed 0. BHN 0 is +2.98 (A) and
+# +3.93 (B): the paper's BbB* (92.06, 90.91) sits below a plain MLP of the same net (ours 95.40,
+# 95.37; a faithful reimplementation 95.32 ± 0.15, docs/protocols.md §8.5), so a better-trained
+# BbB* overshoots it. BHN 12 is −1.79 (A) and −1.89 (B), BHN 8 (B) −1.71 at 50 epochs: with the
+# code's q(g) init (std ≈ 0.002) the flow has barely left its start; the full budget's 200
+# epochs are the paper's. Each bound is the measured value plus 0.6.
+TABLE1_BOUNDS = {("BHN 0", "A"): 3.6, ("BHN 12", "A"): 2.4, ("BHN 0", "B"): 4.6,
+                 ("BHN 8", "B"): 2.4, ("BHN 12", "B"): 2.5}
 
 
 def test_bhn_table1_rows_within_1_5_of_the_paper_or_their_measured_bound() -> None:
     frame = _frame("bhn_table1_mnist5000")
     compared = frame[frame["delta"].notna()]
-    assert set(compared["column"]) == {"A"} and len(compared) == 4
+    assert set(compared["column"]) == {"A", "B"} and len(compared) == 8
     for _, cell in compared.iterrows():
         bound = TABLE1_BOUNDS.get((cell["row"], cell["column"]), 1.5)
         assert abs(cell["delta"]) <= bound, (cell["row"], cell["column"], cell["delta"])
-    mlp = _cell(frame, "MLP (not in the paper)", "A")
-    assert mlp["mean"] > _cell(frame, "BHN 0", "A")["paper"]  # the weak published bar
+    for col in ("A", "B"):
+        mlp = _cell(frame, "MLP (not in the paper)", col)
+        assert mlp["mean"] > _cell(frame, "BHN 0", col)["paper"]  # the weak published bar
 
 
 def test_vhn_under_the_papers_settings_keeps_every_input_gradient() -> None:

@@ -72,12 +72,14 @@ EXPERIMENTS.register("bhn_table1_mnist5000", Experiment(
         "the ci budget's 50 epochs, Adam moves the log-scales by at most lr per step, so q "
         "stays narrow and the BHN behaves close to its weight-normed point estimate.",
         "The paper trains with Adam, batch 128 (the code's default is 32, lr 1e-4).",
-        "Measured at the ci budget, seed 0, column A only (the 1,200-unit column B would "
-        "add about 60 CPU minutes): dropout −0.13 and BHN 8 +0.19; BHN 0 +2.88, above the "
-        "paper's BbB* (92.06), which a plain MLP of the same net beats (95.34 here); BHN 12 "
-        "−1.82 at 50 of the paper's 200 epochs.",
+        "Measured at the ci budget, seed 0, both columns (150 min of cells on 2 shared CPU "
+        "cores): dropout −0.11 (A) and −0.19 (B); BHN 0 +2.98 and +3.93, above the paper's "
+        "BbB* (92.06, 90.91), which a plain MLP of the same net beats (95.40, 95.37 here); "
+        "BHN 8 −0.15 and −1.71, BHN 12 −1.79 and −1.89 at 50 of the paper's 200 epochs (the "
+        "flows' q(g) barely leaves its narrow init in 50 epochs).",
     ),
     gpu_estimate="200 epochs x 10 models x 3 seeds on 5,000 images with per-epoch validation "
-                 "(20 samples on 10,000); estimated 1-1.5 h on one H100, not run.",
+                 "(20 samples on 10,000); estimated 1-1.5 h on one H100, not run (the ci budget's "
+                 "50 epochs took 150 min of cells on 2 shared CPU cores).",
     data="MNIST (data root)",
 ))
