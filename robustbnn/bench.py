@@ -22,7 +22,7 @@ from robustbnn.bench_config import BenchConfig
 from robustbnn.data import DATASETS
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.ood_sets import check_ood_name, check_preprocessing
-from robustbnn.data.shift.sets import check_levels
+from robustbnn.data.shift.sets import check_dataset_fits, check_levels
 from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.ood.extra import EXTRA_MEASURES
@@ -144,7 +144,8 @@ def check_names(cfg: BenchConfig) -> None:
     OOD options fit its sets (before any work starts).
 
     Raises:
-        ConfigError: For a bad ``ood_in_split``, ``ood_counts`` or shift angles.
+        ConfigError: For a bad ``ood_in_split``, ``ood_counts``, shift angles, or a shift the
+            dataset's images cannot take (MNIST-C on a dataset not 28x28).
         UnknownNameError: For an unknown model, attack, OOD set, measure or corruption.
     """
     if cfg.ood_in_split not in IN_SPLITS:
@@ -161,6 +162,7 @@ def check_names(cfg: BenchConfig) -> None:
     for ood in cfg.adv_ood_sets:
         check_ood_name(ood)
     check_levels(cfg.shift, cfg.shift_angles, cfg.shift_corruptions)
+    check_dataset_fits(cfg.shift, cfg.dataset)
     for measure in cfg.extra_measures:
         EXTRA_MEASURES.get(measure)
     for ood in cfg.ood:

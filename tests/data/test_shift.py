@@ -237,3 +237,24 @@ def test_plasma_fractal_is_normalised_and_seeded() -> None:
                                                     decay=1.4))
     with pytest.raises(ValueError, match="power of two"):
         plasma_fractal(np.random.default_rng(0), size=28)
+
+
+def test_mnist_c_on_a_dataset_not_28x28_is_refused_before_any_work() -> None:
+    """The corruptions need 28x28 digits: `corrupted` on mnist5k_7x7 (the fidelity task's data)
+    is refused by the run's one check, naming the dataset, its shape and the way out; rotation
+    alone is accepted, as is `corrupted` on 28x28 data."""
+    from robustbnn.bench import check_bench
+    from robustbnn.bench_config import BenchConfig
+    from robustbnn.errors import ConfigError
+    from robustbnn.results.names import ShiftKind
+
+    both = BenchConfig(dataset="mnist5k_7x7", models=("mlp",),
+                       shift=(ShiftKind.ROTATED, ShiftKind.CORRUPTED))
+    with pytest.raises(ConfigError, match=r"shift 'corrupted' \(MNIST-C\) needs 28x28 images; "
+                       r"dataset mnist5k_7x7 has 7x7: run it with --shift rotated$"):
+        check_bench(both)
+    only = BenchConfig(dataset="mnist5k_7x7", models=("mlp",), shift=(ShiftKind.CORRUPTED,))
+    with pytest.raises(ConfigError, match=r"run it with no --shift$"):
+        check_bench(only)
+    check_bench(BenchConfig(dataset="mnist5k_7x7", models=("mlp",), shift=(ShiftKind.ROTATED,)))
+    check_bench(BenchConfig(dataset="mnist5k", models=("mlp",), shift=(ShiftKind.CORRUPTED,)))
