@@ -17,19 +17,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2] / "reports" / "reproductions"
 
 
-def _frame(name: str) -> pd.DataFrame:
-    path = ROOT / f"{name}.csv"
+def _read(path: Path) -> pd.DataFrame:
     if not path.is_file():
         pytest.fail(f"{path} is missing: run .ci/reproductions refresh and commit it")
     return pd.read_csv(path)
+
+
+def _frame(name: str) -> pd.DataFrame:
+    return _read(ROOT / f"{name}.csv")
 
 
 def _variant(variant: str, name: str) -> pd.DataFrame:
     """A committed variant report, ``reports/reproductions/variants/VARIANT/NAME.csv``."""
-    path = ROOT / "variants" / variant / f"{name}.csv"
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: run .ci/reproductions refresh and commit it")
-    return pd.read_csv(path)
+    return _read(ROOT / "variants" / variant / f"{name}.csv")
 
 
 def _cell(frame: pd.DataFrame, row: str, column: str) -> pd.Series:
@@ -152,5 +152,5 @@ def test_bhn_table2_the_scripts_hnet_does_not_close_the_bhn_rows_notmnist_gap() 
         assert abs(notmnist(_variant(alone, "bhn_table2"))["seed0"] - code["seed0"]) < 5, alone
     assert notmnist(_variant("script_primary", "bhn_table2"))["seed0"] < code["seed0"] - 20
     # What closes it: the paper's 100 epochs (the full budget, seed 0, on the CPU).
-    full = notmnist(pd.read_csv(ROOT / "full" / "bhn_cpu_seed0" / "bhn_table2.csv"))
+    full = notmnist(_read(ROOT / "full" / "bhn_cpu_seed0" / "bhn_table2.csv"))
     assert full["budget"] == "full" and abs(full["delta"]) < 5 < abs(code["delta"])
