@@ -151,6 +151,12 @@ class PartTrainer(Protocol):
         for a model whose training draws random numbers outside :meth:`fit` (a sampler)."""
         ...
 
+    @property
+    def progress(self) -> bool:
+        """Whether the run shows progress bars: a model that trains outside :meth:`fit` (a
+        sampler) shows its own when this is true."""
+        ...
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:

@@ -94,9 +94,7 @@ class HMCModel(SGMCMCModel):
 
     def unflatten(self, theta: Tensor) -> dict[str, Tensor]:
         """Flat parameters (P,) -> the named tensors ``functional_call(self, ...)`` takes."""
-        parts = theta.split(self._numels)
-        return {name: part.view(shape)
-                for name, part, shape in zip(self._names, parts, self._shapes, strict=True)}
+        return self._layout.unflatten(theta)
 
     def potential(self, x: Tensor, y: Tensor, *, temperature: float):  # noqa: ANN201
         """U(θ) of the module docstring on the full batch (x, y), for flat θ (P,)."""
@@ -111,7 +109,7 @@ class HMCModel(SGMCMCModel):
         """Softmax of every draw in ``draws`` (K, N, P) on ``x``, shape (K, N, B, C)."""
         flat = draws.reshape(-1, draws.shape[-1])
         with torch.no_grad():
-            probs = torch.cat([self._logits(x, part).softmax(-1)
+            probs = torch.cat([self._layout.logits(self, x, part).softmax(-1)
                                for part in flat.split(chunk)])  # (K·N, B, C)
         return probs.reshape(*draws.shape[:2], *probs.shape[1:])
 
@@ -146,7 +144,7 @@ def fit_hmc(model: HMCModel, cfg: HMCConfig, data: DataBundle,
     log.info("hmc: %d chains x (%d warm-up + %d draws) of NUTS on %d points, P = %d",
              cfg.chains, cfg.warmup, cfg.draws, len(y), init.shape[1])
     run = run_nuts(model.potential(x, y, temperature=cfg.temperature), init, cfg.nuts(),
-                   generator=generator)
+                   generator=generator, progress=trainer.progress)
     draws = run.samples  # (chains, draws, P)
     mixing = summarize(model.draw_probs(draws, data.val.x[:cfg.diag_points]))
     check_mixed(mixing, bound=cfg.rhat_bound)

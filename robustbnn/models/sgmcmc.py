@@ -46,11 +46,11 @@ from typing import ClassVar
 
 import torch
 from torch import Tensor
-from torch.func import functional_call, vmap
 
 from robustbnn.config import NON_NEGATIVE, POSITIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
+from robustbnn.models._flat_params import FlatLayout
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec, NetWrapper
 from robustbnn.models.mlp import NetConfig, build_net
 
@@ -154,11 +154,8 @@ class SGMCMCModel(NetWrapper):
         super().__init__(net)
         self.prior_std = prior_std
         self.collect_at = frozenset(collect_at)
-        named = list(net.named_parameters())
-        self._names = [f"net.{k}" for k, _ in named]  # as functional_call(self) names them
-        self._shapes = [p.shape for _, p in named]
-        self._numels = [p.numel() for _, p in named]
-        self.register_buffer("samples", torch.zeros(num_samples, sum(self._numels)))
+        self._layout = FlatLayout.of(net)
+        self.register_buffer("samples", torch.zeros(num_samples, self._layout.size))
         self.register_buffer("n_collected", torch.zeros((), dtype=torch.long))
 
     def forward(self, x: Tensor) -> Tensor:
@@ -205,12 +202,6 @@ class SGMCMCModel(NetWrapper):
             return torch.randperm(k, generator=generator, device=device)[:n_samples]
         return torch.randint(k, (n_samples,), generator=generator, device=device)
 
-    def _logits(self, x: Tensor, flat: Tensor) -> Tensor:
-        """The net's logits for each weight vector in ``flat`` (S, P), shape (S, B, C)."""
-        params = {name: part.view(-1, *shape) for name, part, shape in
-                  zip(self._names, flat.split(self._numels, dim=1), self._shapes, strict=True)}
-        return vmap(lambda p: functional_call(self, p, (x,)))(params)
-
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
@@ -227,7 +218,7 @@ class SGMCMCModel(NetWrapper):
         flat = self.samples[self.sample_indices(n_samples, generator=generator)]  # (S, P)
         width = max(p.shape[0] for p in self.net.parameters())
         sizes = sample_blocks(n_samples, x.shape[0], width, x.device)
-        out = [self._logits(x, part) for part in flat.split(sizes)]
+        out = [self._layout.logits(self, x, part) for part in flat.split(sizes)]
         return out[0] if len(out) == 1 else torch.cat(out)
 
 

@@ -48,11 +48,11 @@ from typing import ClassVar
 
 import torch
 from torch import Tensor
-from torch.func import functional_call, vmap
 
 from robustbnn.config import NON_NEGATIVE, POSITIVE_INT, OneOf, Range
 from robustbnn.errors import ConfigError
 from robustbnn.models._blocks import sample_blocks
+from robustbnn.models._flat_params import FlatLayout
 from robustbnn.models.base import MODELS, SMOKE, ModelSpec, NetWrapper
 from robustbnn.models.mlp import MLEConfig, build_net
 
@@ -112,11 +112,8 @@ class SWAG(NetWrapper):
         self.local_reparam = local_reparam
         self.start_epoch, self.rank = start_epoch, rank
         self.scale, self.var_clamp = scale, var_clamp
-        named = [(f"net.{k}", p) for k, p in net.named_parameters()]
-        self._names = [k for k, _ in named]
-        self._shapes = [p.shape for _, p in named]
-        self._numels = [p.numel() for _, p in named]
-        n = sum(self._numels)
+        self._layout = FlatLayout.of(net)
+        n = self._layout.size
         self.register_buffer("swa_mean", torch.zeros(n))
         self.register_buffer("swa_sq_mean", torch.zeros(n))
         self.register_buffer("deviations", torch.zeros(rank, n))
@@ -178,12 +175,6 @@ class SWAG(NetWrapper):
             return self.weights().expand(n_samples, -1)
         return self._draw(n_samples, self._moments(), generator)
 
-    def _logits(self, x: Tensor, flat: Tensor) -> Tensor:
-        """The net's logits for each weight vector in ``flat`` (S, P), shape (S, B, C)."""
-        params = {name: part.view(-1, *shape) for name, part, shape in
-                  zip(self._names, flat.split(self._numels, dim=1), self._shapes, strict=True)}
-        return vmap(lambda p: functional_call(self, p, (x,)))(params)
-
     def sample_logits(
         self, x: Tensor, n_samples: int, *, generator: torch.Generator | None = None
     ) -> Tensor:
@@ -207,7 +198,7 @@ class SWAG(NetWrapper):
         for s in range(0, n_samples, per_draw):
             flat = self._draw(min(per_draw, n_samples - s), moments, generator)  # (s, P)
             sizes = sample_blocks(flat.shape[0], x.shape[0], width, x.device)
-            out += [self._logits(x, part) for part in flat.split(sizes)]
+            out += [self._layout.logits(self, x, part) for part in flat.split(sizes)]
         return out[0] if len(out) == 1 else torch.cat(out)
 
     def _local_logits(self, x: Tensor, n_samples: int,
@@ -223,7 +214,7 @@ class SWAG(NetWrapper):
         first = self.net.layers[0]
         n_out, n_in = first.weight.shape
         p1 = n_out * n_in + n_out  # the first layer's weight, then its bias
-        if self._numels[:2] != [n_out * n_in, n_out]:  # a layer without bias: not this net
+        if self._layout.numels[:2] != (n_out * n_in, n_out):  # a layer without bias: not this net
             raise RuntimeError("swag: the first two parameters are not the first layer's")
         h0 = x.flatten(1)  # (B, in), shared by every sample
         n_w = n_out * n_in
@@ -263,10 +254,10 @@ class SWAG(NetWrapper):
     def _tail(self, h: Tensor, theta: Tensor) -> Tensor:
         """Layers 2... of the net for activations h (s, B, H1) and their flat weights theta
         (s, P − P1), one weight set per sample, shape (s, B, C)."""
-        parts = theta.split(self._numels[2:], dim=1)
+        parts = theta.split(self._layout.numels[2:], dim=1)
         last = len(self.net.layers) - 2
         for i in range(last + 1):
-            w = parts[2 * i].view(-1, *self._shapes[2 + 2 * i])  # (s, out, in)
+            w = parts[2 * i].view(-1, *self._layout.shapes[2 + 2 * i])  # (s, out, in)
             b = parts[2 * i + 1]  # (s, out)
             h = torch.baddbmm(b[:, None, :], h, w.transpose(1, 2))
             if i < last:

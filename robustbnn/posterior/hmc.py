@@ -163,6 +163,7 @@ def run_nuts(
     config: NUTSConfig,
     *,
     generator: torch.Generator,
+    progress: bool = False,
 ) -> HMCSamples:
     """Run NUTS chains, one after another, on a potential of a flat parameter vector.
 
@@ -173,6 +174,8 @@ def run_nuts(
             anything.
         config: Sampler settings (``config.chains`` must equal ``len(init)``).
         generator: Seeds every chain (one draw each); Pyro itself takes no generator.
+        progress: Show Pyro's progress bar for each chain (warm-up, then draws, with the step
+            size and acceptance rate).
 
     Returns:
         The retained draws (chains, draws, P), in ``init``'s dtype and device, and the stats.
@@ -212,7 +215,7 @@ def run_nuts(
                       max_tree_depth=config.max_tree_depth)
         mcmc = MCMC(kernel, num_samples=config.draws, warmup_steps=config.warmup,
                     initial_params={"theta": start.clone()}, num_chains=1,
-                    disable_progbar=True, hook_fn=hook)
+                    disable_progbar=not progress, hook_fn=hook)
         t0 = time.perf_counter()
         with seeded_global(seed_gen):
             mcmc.run()
@@ -232,6 +235,7 @@ def sample_posterior(
     config: NUTSConfig | None = None,
     *,
     generator: torch.Generator,
+    progress: bool = False,
 ) -> HMCSamples:
     """Sample the reference task's posterior with NUTS.
 

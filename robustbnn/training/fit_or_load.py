@@ -157,3 +157,7 @@ class _PartTrainer:
 
     def generator(self, tag: str) -> torch.Generator:
         return make_generator(torch.device("cpu"), self.setup.seed, self.name, "train", tag)
+
+    @property
+    def progress(self) -> bool:
+        return self.setup.progress

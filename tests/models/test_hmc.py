@@ -24,6 +24,8 @@ SHAPE, C = (1, 2, 3), 3
 class _Trainer:
     """The part of PartTrainer that fit_hmc uses."""
 
+    progress = False
+
     def __init__(self, seed: int) -> None:
         self.seed = seed
 

@@ -81,6 +81,19 @@ def test_same_generator_seed_same_draws_and_global_rng_untouched() -> None:
     assert not torch.equal(a.samples[0], a.samples[1])  # chains get distinct seeds
 
 
+def test_progress_shows_pyro_s_bar_per_chain_and_leaves_the_draws_unchanged(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    config, init = _tiny()
+    quiet = run_nuts(_gaussian(), init, config, generator=torch.Generator().manual_seed(7))
+    assert capsys.readouterr().err == ""
+    shown = run_nuts(_gaussian(), init, config, generator=torch.Generator().manual_seed(7),
+                     progress=True)
+    err = capsys.readouterr().err
+    assert err.count("Warmup") >= 2 and "Sample" in err  # one bar per chain: 2 chains
+    assert torch.equal(quiet.samples, shown.samples)
+
+
 def test_run_nuts_wants_one_initial_point_per_chain() -> None:
     config, _ = _tiny()
     with pytest.raises(ConfigError, match=r"shape \(2, P\); got \(3, 3\)"):
