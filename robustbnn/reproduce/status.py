@@ -1,12 +1,13 @@
 """Each experiment's status, read from its committed reports alone: never run, or what ran.
 
-A reports folder (``reports/reproductions/``, and its ``full/`` subfolder where the ``full``
-budget's reports go) holds ``NAME.csv`` and ``NAME.md`` and, from the writer that records it
-on, ``NAME.json`` (:func:`robustbnn.reproduce.report.write_report`): the budget, variant,
-seeds, date and runs of the invocation that wrote the report. For a report written before the
-sidecar, the Markdown header gives the budget, variant, seeds and the runs not run, and the
-date is unknown. The largest |Δ| comes from the CSV, over the cells where Δ is shown: the
-published value held under our protocol. Nothing here runs an experiment.
+A reports folder (``reports/reproductions/``, its ``full/`` subfolder where the ``full``
+budget's reports go, and folders inside ``full/`` for partial runs kept apart) holds
+``NAME.csv`` and ``NAME.md`` and, from the writer that records it on, ``NAME.json``
+(:func:`robustbnn.reproduce.report.write_report`): the budget, variant, seeds, date and runs
+of the invocation that wrote the report. For a report written before the sidecar, the
+Markdown header gives the budget, variant, seeds and the runs not run, and the date is
+unknown. The largest |Δ| comes from the CSV, over the cells where Δ is shown: the published
+value held under our protocol. Nothing here runs an experiment.
 
 ``python -m robustbnn.reproduce.status --write docs/reproducing.md`` regenerates the table
 between the page's status markers; ``--check`` exits 1 when the page is stale.
@@ -69,7 +70,8 @@ class ReportStatus:
     """What one committed report says ran.
 
     Attributes:
-        folder: Where the report lies, relative to the reports folder (``""`` or ``"full"``).
+        folder: Where the report lies, relative to the reports folder (``""``, ``"full"`` or
+            ``"full/SUB"``).
         budget: ``ci`` or ``full``.
         variant: The variant that ran.
         seeds: The seeds that ran.
@@ -160,7 +162,7 @@ def read_report(folder: Path, name: str, *, label: str = "") -> ReportStatus | N
     Args:
         folder: The reports folder.
         name: The experiment.
-        label: The folder's name in the status (``""`` or ``"full"``).
+        label: The folder's name in the status (``""``, ``"full"`` or ``"full/SUB"``).
     """
     csv, md = folder / f"{name}.csv", folder / f"{name}.md"
     if not csv.is_file() and not md.is_file():
@@ -185,8 +187,13 @@ def read_report(folder: Path, name: str, *, label: str = "") -> ReportStatus | N
 
 
 def experiment_status(exp: Experiment, reports: Path) -> tuple[ReportStatus, ...]:
-    """Every report of ``exp`` under ``reports`` and its ``full/`` subfolder; () = never run."""
-    found = (read_report(reports, exp.name), read_report(reports / FULL, exp.name, label=FULL))
+    """Every report of ``exp`` under ``reports``, its ``full/`` subfolder and the folders
+    directly inside ``full/`` (one per partial run kept apart, e.g. one row's seed on another
+    device: ``full/bhn_cpu_seed1/``), in that order; () = never run."""
+    full = reports / FULL
+    subs = sorted(p for p in full.iterdir() if p.is_dir()) if full.is_dir() else []
+    found = (read_report(reports, exp.name), read_report(full, exp.name, label=FULL),
+             *(read_report(p, exp.name, label=f"{FULL}/{p.name}") for p in subs))
     return tuple(s for s in found if s is not None)
 
 

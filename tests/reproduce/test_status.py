@@ -90,6 +90,16 @@ def test_full_subfolder_is_a_second_report(tmp_path: Path) -> None:
     assert "(in full/)" in st.list_text([_experiment()], tmp_path)
 
 
+def test_folders_inside_full_are_reports_of_their_own_after_full(tmp_path: Path) -> None:
+    for sub in ("full/cpu_seed1", "full", "full/cpu_seed0"):
+        _legacy(tmp_path / sub)
+    (tmp_path / "full" / "figures").mkdir()  # a folder without the report: not a status
+    found = st.experiment_status(_experiment(), tmp_path)
+    assert [s.folder for s in found] == ["full", "full/cpu_seed0", "full/cpu_seed1"]
+    assert "(in full/cpu_seed1/)" in st.list_text([_experiment()], tmp_path)
+    assert "| toy | ci (full/cpu_seed0/) |" in st.markdown_table([_experiment()], tmp_path)
+
+
 def test_partial_run_is_shown_as_partial(tmp_path: Path) -> None:
     _legacy(tmp_path)
     status = st.read_report(tmp_path, "toy")
