@@ -17,6 +17,10 @@ PORT=${PORT:-6390}
 RAYDIR=$WORK/ray
 ADDRESS=127.0.0.1:$PORT
 export RAY_AUTH_MODE=token RAY_DISABLE_USAGE_STATS=1 PYTHONUNBUFFERED=1
+# Token authentication needs a token before `ray start --head` (Ray 2.60 does not create one
+# there): the cluster's own, unless the caller gives one; every process below inherits it.
+RAY_AUTH_TOKEN=${RAY_AUTH_TOKEN:-$("$BIN/python" -c 'import secrets; print(secrets.token_hex(32))')}
+export RAY_AUTH_TOKEN
 # One long training cell (mlp, ~30 s alone on this machine), so a node dies in the middle of it.
 BENCH=("$BIN/robustbnn" bench --suite smoke --device cpu --threads 1 --set mlp.epochs=3000)
 CLUSTER=(--executor ray --ray-address "$ADDRESS")

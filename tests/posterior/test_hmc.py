@@ -82,8 +82,11 @@ def test_same_generator_seed_same_draws_and_global_rng_untouched() -> None:
 
 
 def test_progress_shows_pyro_s_bar_per_chain_and_leaves_the_draws_unchanged(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # Pyro hides its bar when CI or PYTEST_XDIST_WORKER is set (pyro.infer.mcmc.logger).
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     config, init = _tiny()
     quiet = run_nuts(_gaussian(), init, config, generator=torch.Generator().manual_seed(7))
     assert capsys.readouterr().err == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -180,8 +181,15 @@ def _ray_start(ray_dir: Path, port: int, node: int) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
 
 
+# The cluster's own token (Ray's format: 32 random bytes in hex). `ray start --head` under
+# RAY_AUTH_MODE=token refuses to start without one and does not create it, so a test that
+# relied on ~/.ray/auth_token passed only where an earlier ray.init() had left one there.
+_TOKEN = secrets.token_hex(32)
+
+
 def _ray_env() -> dict[str, str]:
-    return {**env(), "RAY_AUTH_MODE": "token", "RAY_DISABLE_USAGE_STATS": "1"}
+    return {**env(), "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": _TOKEN,
+            "RAY_DISABLE_USAGE_STATS": "1"}
 
 
 def _busy_raylet(port: int) -> int | None:
@@ -202,8 +210,10 @@ def test_a_worker_node_killed_mid_cell_changes_no_number(tmp_path: Path) -> None
 
     # Ray's socket paths must fit in 107 bytes: a short folder, not pytest's tmp_path
     port, ray_dir = 6590, Path(tempfile.mkdtemp(prefix="rbray", dir="/tmp"))
-    # Both training cells run ~10 s, so whichever the worker node gets, it is killed in one.
-    longer = ("--set", "mlp.epochs=1000", "--set", "mc_dropout.epochs=400")
+    # Both training cells run 10-30 s (11 and 6 s on a 2-core Xeon; 1000 and 400 epochs took
+    # 3.7 and 2.0 s there, too short to be seen busy twice), so whichever the worker node
+    # gets, it is killed in one.
+    longer = ("--set", "mlp.epochs=3000", "--set", "mc_dropout.epochs=1200")
     try:
         _ray_start(ray_dir, port, 0)
         _ray_start(ray_dir, port, 1)
@@ -214,10 +224,15 @@ def test_a_worker_node_killed_mid_cell_changes_no_number(tmp_path: Path) -> None
         deadline, victim = time.monotonic() + 300, None
         while victim is None and bench.poll() is None and time.monotonic() < deadline:
             if (busy := _busy_raylet(port)) is not None:
-                time.sleep(3)
+                time.sleep(1)  # still busy a second later: mid-cell
                 victim = busy if _busy_raylet(port) == busy else None
             time.sleep(0.3)
-        assert victim is not None, "no cell ran on the worker node long enough to kill it"
+        if victim is None:
+            ended = bench.poll()
+            bench.kill()
+            pytest.fail("no cell ran on the worker node long enough to kill it (the bench "
+                        f"{'exited ' + str(ended) if ended is not None else 'still ran'}): "
+                        + bench.communicate(timeout=60)[1][-3000:])
         os.kill(victim, signal.SIGKILL)
         _, log = bench.communicate(timeout=600)
         assert bench.returncode == 0, log
