@@ -155,8 +155,9 @@ def exclude_target(x: Tensor, y: Tensor, target_class: int = 0) -> tuple[Tensor,
 
 
 def targeted_curve(model: torch.nn.Module, x: Tensor, y: Tensor, attack: TargetedIFGSM,
-                   evaluation: Evaluation, *,
-                   generator: torch.Generator | None) -> list[dict[str, float]]:
+                   evaluation: Evaluation, *, generator: torch.Generator | None,
+                   per_example: dict[int, dict[str, Tensor]] | None = None,
+                   ) -> list[dict[str, float]]:
     """Run ``attack`` and evaluate every checkpoint with fresh samples (Li & Gal Fig. 7).
 
     The attack draws only from ``generator``; every evaluation draws ``evaluation.s_eval``
@@ -172,6 +173,8 @@ def targeted_curve(model: torch.nn.Module, x: Tensor, y: Tensor, attack: Targete
         attack: The targeted attack; its ``target_class`` is every example's target.
         evaluation: S_eval, the evaluation's stream and the memory budget.
         generator: Source of the attack's samples.
+        per_example: When given, filled per checkpoint step with the per-example
+            ``accuracy`` and ``target_success`` (0/1, shape (B,)) behind its means.
 
     Returns:
         One dict per checkpoint, in step order: ``step``; ``accuracy`` (argmax p̄ = y);
@@ -204,4 +207,7 @@ def targeted_curve(model: torch.nn.Module, x: Tensor, y: Tensor, attack: Targete
         row |= {k: float(torch.cat(v).mean()) for k, v in per_step[step].items()}
         row["n"] = x.shape[0]
         rows.append(row)
+        if per_example is not None:
+            per_example[step] = {k: torch.cat(per_step[step][k])
+                                 for k in ("accuracy", "target_success")}
     return rows

@@ -12,6 +12,7 @@ import dataclasses
 
 import pandas as pd
 
+from robustbnn.report.column_samples import constant_scores, has_examples, split_value
 from robustbnn.results.schema import HIGHER_IS_BETTER, group_mean
 
 __all__ = ["ASPECTS", "ATTACKS", "Column", "FIDELITY", "OOD", "ROBUSTNESS", "SANITY", "SHIFT",
@@ -68,23 +69,51 @@ class Column:
         return HIGHER_IS_BETTER[self.metric] if self.kind == "number" else None
 
 
-def per_run(rows: pd.DataFrame) -> pd.Series:
+def per_run(rows: pd.DataFrame, *, half: str = "") -> pd.Series:
     """Mean value per (model, run): one number, as each selection holds one row per run (NaN
-    when one of them is NaN)."""
-    return group_mean(rows, ["model", "run"])
+    when one of them is NaN). The rows come along in the Series' ``attrs["rows"]``, for the
+    intervals (:mod:`robustbnn.report.column_samples`).
+
+    Args:
+        rows: The column's rows.
+        half: ``"score"``: each value on the scoring half of its examples
+            (:func:`~robustbnn.report.column_samples.split_value`), as the columns of a
+            measure chosen out of sample are; a row without examples keeps its value.
+    """
+    if half and len(rows):
+        rows = rows.assign(value=[split_value(r, half) for r in rows.itertuples(index=False)])
+    out = group_mean(rows, ["model", "run"])
+    out.attrs = {"rows": rows, "half": half}
+    return out
 
 
 def best_measure(rows: pd.DataFrame, metric: str) -> tuple[pd.Series, pd.Series]:
-    """Per model, the measure with the best run-averaged value; its per-run values and name.
+    """Per model, the best uncertainty measure; its per-run values and its name.
 
-    ``rows`` hold one value per (model, run, measure). Ties go to the first measure by name.
+    ``rows`` hold one or more values per (model, run, measure) (the OOD sets of a measure:
+    their mean). Where every row of a model has its examples, the measure is chosen out of
+    sample: on the selection half of the examples (:func:`~robustbnn.report.intervals.
+    split_half`), averaged over runs, and the values returned are those of the scoring half;
+    a measure constant on every example of the model (BALD of a deterministic model: its
+    AUROC is 1/2 by ties alone) is never chosen. Otherwise (a run of an older robustbnn) the
+    choice is made on the values themselves. Ties go to the first measure by name. The
+    returned values carry the chosen rows in ``attrs`` (:func:`per_run`).
     """
-    per = rows.groupby(["model", "measure", "run"], sort=True)["value"].mean()
+    sampled = has_examples(rows)
+    ranked = rows
+    if sampled:
+        informative = [not constant_scores(r) for r in rows.itertuples(index=False)]
+        ranked = rows[informative]
+        if ranked.empty:
+            ranked = rows
+        ranked = ranked.assign(value=[split_value(r, "select")
+                                      for r in ranked.itertuples(index=False)])
+    per = ranked.groupby(["model", "measure", "run"], sort=True)["value"].mean()
     avg = per.groupby(["model", "measure"], sort=True).mean().reset_index()
     avg = avg.sort_values(["model", "measure"], kind="mergesort")
     ascending = not HIGHER_IS_BETTER[metric]
-    avg = avg.sort_values(["model", "value"], ascending=[True, ascending], kind="mergesort")
+    avg = avg.sort_values(["model", "value"], ascending=[True, ascending], kind="mergesort",
+                          na_position="last")
     best = avg.groupby("model", sort=False).head(1).set_index("model")["measure"]
-    chosen = per.reset_index()
-    chosen = chosen[chosen["measure"] == chosen["model"].map(best)]
-    return chosen.set_index(["model", "run"])["value"], best
+    chosen = rows[rows["measure"] == rows["model"].map(best)]
+    return per_run(chosen, half="score" if sampled else ""), best

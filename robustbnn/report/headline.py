@@ -20,6 +20,7 @@ import pandas as pd
 
 from robustbnn.report.column import SANITY, Column
 from robustbnn.report.leaderboard import UPPER_BOUND_MARK, Leaderboard
+from robustbnn.report.ranking import ranking_legend
 from robustbnn.report.separable import groups_legend
 from robustbnn.results import names as n
 
@@ -63,7 +64,9 @@ def headline_legend(board: Leaderboard) -> list[str]:
     upper-bound mark means (when a shown column can carry it) and where the other numbers
     are."""
     items = []
-    if board.groups:
+    if board.ranking is not None:
+        items.append(ranking_legend(board.ranking, title=board.column(board.sort).title))
+    elif board.groups:
         items.append(groups_legend(board.groups, title=board.column(board.sort).title,
                                    seeds=board.seeds))
     bound = [c for c in board.columns if c.bound_key]
@@ -75,7 +78,28 @@ def headline_legend(board: Leaderboard) -> list[str]:
                      f"`{bound[0].bound_key}` field.")
     named = [c for c in board.columns if c.measure_key]
     if named:
-        items.append("A name in parentheses is the uncertainty measure behind the number, the "
-                     "one with the best value for that model; `leaderboard.csv` and `.json` "
-                     "carry it as its own field (`…_measure`).")
+        items.append(measure_legend(board))
     return items
+
+
+def measure_legend(board: Leaderboard) -> str:
+    """What a measure's name in parentheses means, and on which examples it was chosen."""
+    named = [c for c in board.columns if c.measure_key]
+    split = [c for c in named if "score half" in board.sizes.get(c.key, "")]
+    text = ("A name in parentheses is the uncertainty measure behind the number; "
+            "`leaderboard.csv` and `.json` carry it as its own field (`…_measure`). ")
+    if split:
+        text += ("It is chosen out of sample: per model, the measure with the best value on a "
+                 "fixed random half of the examples (the selection half: of the test points, "
+                 "and of each OOD set's images, drawn from the run's seed; the same for every "
+                 "model), and the number and its interval are those of the other half (the "
+                 "scoring half), so the choice does not flatter it. A measure that is constant "
+                 "for a model (BALD of a deterministic model) is never chosen: its AUROC is "
+                 "1/2 by ties alone. The candidates are every measure the run scored but the "
+                 "logit measures (`energy`, `max_logit` and their per-sample means, in `ood.md`"
+                 " per set)" + (f": {', '.join(c.title for c in split)}." if len(split) < len(
+                     named) else "."))
+    else:
+        text += ("It is the one with the best value for that model, chosen on the same data it "
+                 "is scored on (these runs hold no per-example values), which flatters it.")
+    return text

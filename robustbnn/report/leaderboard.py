@@ -20,6 +20,8 @@ from robustbnn.errors import ConfigError
 from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
+from robustbnn.report.intervals import LEVEL
+from robustbnn.report.ranking import Ranking, column_intervals, rank_models, ranking_json
 from robustbnn.report.robust_columns import UPPER_BOUND
 from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
 
@@ -60,6 +62,15 @@ class Leaderboard:
             column, best first (:func:`robustbnn.report.separable.groups`): the first group's
             models after the first are not separable from the best, and their sort-column cells
             carry :data:`~robustbnn.report.separable.SAME_MARK`. Empty for one run.
+
+            Where the sort column has examples, the groups come from paired comparisons
+            instead (:attr:`ranking`), for one run too.
+        ranking: The paired comparisons of the sort column (:mod:`robustbnn.report.ranking`),
+            or None when it has no examples (a run of an older robustbnn, a timing).
+        sizes: Per numeric column key, its sample size in words (``"100 test points"``).
+
+    Per numeric column ``key`` the table also holds ``key_lo`` and ``key_hi``: the 95%
+    interval of :mod:`robustbnn.report.intervals` (NaN where none can be given).
     """
 
     columns: list[Column]
@@ -70,6 +81,8 @@ class Leaderboard:
     nan: frozenset[tuple[str, str]] = frozenset()
     carried: tuple[Column, ...] = ()
     groups: tuple[tuple[str, ...], ...] = ()
+    ranking: Ranking | None = None
+    sizes: dict[str, str] = dataclasses.field(default_factory=dict)
 
     def column(self, key: str) -> Column:
         """The column with ``key`` (shown or carried)."""
@@ -86,7 +99,8 @@ class Leaderboard:
         carried = [have[k] for k in dict.fromkeys([*extra, self.sort])
                    if k in have and k not in names]
         fields = [c.key for c in (*shown, *carried)]
-        fields += [f"{k}_std" for k in fields if f"{k}_std" in self.table]
+        fields += [f"{k}{s}" for k in fields for s in ("_std", "_lo", "_hi", "_p_better")
+                   if f"{k}{s}" in self.table]
         return dataclasses.replace(
             self, columns=shown, carried=tuple(carried), table=self.table[fields],
             nan=frozenset((m, k) for m, k in self.nan if k in fields))
@@ -119,6 +133,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     table = pd.DataFrame(index=pd.Index(models, name="model"))
     runs = int(results["run"].nunique())
     nan: set[tuple[str, str]] = set()
+    sizes: dict[str, str] = {}
     for col in columns:
         series = values[col.key]
         if col.kind == "text":
@@ -131,6 +146,13 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         table[col.key] = mean.reindex(models)
         if runs > 1:
             table[f"{col.key}_std"] = by_model.std(ddof=1).mask(has_nan).reindex(models)
+        bounds, size = column_intervals(series, col.metric)
+        table[f"{col.key}_lo"] = pd.Series({m: b[0] for m, b in bounds.items()},
+                                           dtype="float64").reindex(models)
+        table[f"{col.key}_hi"] = pd.Series({m: b[1] for m, b in bounds.items()},
+                                           dtype="float64").reindex(models)
+        if size:
+            sizes[col.key] = size
     keys = [c.key for c in columns]
     sort = sort or default_sort(keys)
     if sort not in keys:
@@ -139,9 +161,18 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     ascending = True if col.kind == "text" else not col.higher_is_better
     table = table.sort_values(sort, ascending=ascending, kind="mergesort", na_position="last")
     seeds = [int(s) for s in results.drop_duplicates("run").sort_values("run")["seed"]]
-    found = (groups([str(m) for m in table.index], seed_ranges(values[sort]))
-             if runs > 1 and col.kind == "number" else ())
-    return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found)
+    order = [str(m) for m in table.index]
+    ranked = (rank_models(order, values[sort], higher=bool(col.higher_is_better))
+              if col.kind == "number" else None)
+    if ranked is not None:
+        found = ranked.groups
+        table[f"{sort}_p_better"] = pd.Series(ranked.p_better, dtype="float64").reindex(
+            table.index)
+    else:
+        found = (groups(order, seed_ranges(values[sort]))
+                 if runs > 1 and col.kind == "number" else ())
+    return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found,
+                       ranking=ranked, sizes=sizes)
 
 
 def default_sort(keys: list[str]) -> str:
@@ -172,9 +203,22 @@ def _number(value: float, fmt: str) -> str:
     return f"{round(value):,}" if fmt == "d" else format(value, fmt)
 
 
+def _interval_format(fmt: str) -> str:
+    """The format of an interval's ends: one decimal fewer than the number's (at least 2).
+
+    Example:
+        >>> _interval_format(".4f"), _interval_format(".3f"), _interval_format("d")
+        ('.3f', '.2f', 'd')
+    """
+    if fmt.startswith(".") and fmt.endswith("f") and fmt[1:-1].isdigit():
+        return f".{max(2, int(fmt[1:-1]) - 1)}f"
+    return fmt
+
+
 def format_cell(board: Leaderboard, model: str, col: Column) -> str:
-    """A cell as text: ``mean`` or ``mean ± std`` (several runs); ``–`` when not measured,
-    ``NaN`` when measured as NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``).
+    """A cell as text: ``mean [lo, hi]`` with its 95% interval, or ``mean ± std`` (several
+    runs) where no interval can be given; ``–`` when not measured, ``NaN`` when measured as
+    NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``).
 
     Where ``board`` carries, but does not show, the column naming the measure behind the
     number or saying it is an upper bound, the cell says so itself: ``0.9632 (bald)``, and
@@ -188,8 +232,13 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     if value is None or math.isnan(value):
         return NAN if (model, col.key) in board.nan else MISSING
     text = _number(value, col.fmt)
+    lo, hi = (board.table.at[model, f"{col.key}{s}"] if f"{col.key}{s}" in board.table
+              else math.nan for s in ("_lo", "_hi"))
     std = board.table.at[model, f"{col.key}_std"] if board.runs > 1 else float("nan")
-    if not math.isnan(std):
+    if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
+        short = _interval_format(col.fmt)
+        text += f" [{_number(lo, short)}, {_number(hi, short)}]"
+    elif not math.isnan(std):
         text += f" ± {_number(std, col.fmt if col.fmt != 'd' else '.0f')}"
     carried = {c.key for c in board.carried}
     if col.bound_key in carried and board.table.at[model, col.bound_key] == UPPER_BOUND:
@@ -215,8 +264,11 @@ def to_markdown(board: Leaderboard, legend: list[str], *, title: str,
     right = [False, *(c.kind == "number" for c in board.columns)]
     rows = [[model, *(format_cell(board, model, c) for c in board.columns)]
             for model in board.table.index]
-    spread = (f" Mean ± sample std over {board.runs} runs (seeds {board.seeds})."
-              if board.runs > 1 else f" One run (seed {board.seeds[0]}).")
+    spread = (f" Mean over {board.runs} runs (seeds {board.seeds})"
+              if board.runs > 1 else f" One run (seed {board.seeds[0]})")
+    spread += (", with its 95% interval [low, high] over the test examples and the runs "
+               "(± the sample std over runs where no interval is given)." if board.runs > 1
+               else ", with its 95% interval [low, high] over the test examples.")
     return (f"# {title}\n\n{board.order_text()}{spread} Accuracies, AUROCs and success rates "
             "are fractions.\n\n" + md_table(header, rows, right) + "\n" + after_table
             + "".join(f"* {item}\n" for item in legend))
@@ -237,8 +289,9 @@ def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
              for c in (col, *(carried[k] for k in (col.measure_key, col.bound_key)
                               if k in carried))]
     keys = [(k, c) for c in order
-            for k in ([c.key, f"{c.key}_std"] if c.kind == "number" and board.runs > 1
-                      else [c.key])]
+            for k in ([c.key, *(f"{c.key}{s}" for s in ("_std", "_lo", "_hi", "_p_better")
+                                if f"{c.key}{s}" in board.table)]
+                      if c.kind == "number" else [c.key])]
     rows, marks = [], []
     for model, row in board.table.iterrows():
         record: dict = {"model": model}
@@ -304,7 +357,13 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
         **({"carried": [{**dataclasses.asdict(c), "higher_is_better": c.higher_is_better}
                         for c in companions]} if companions else {}),
         "legend": legend,
+        "interval": {"level": LEVEL, "fields": "<key>_lo, <key>_hi",
+                     "covers": "a bootstrap over the test examples and the runs (the t "
+                               "interval over runs for numbers without examples)",
+                     "sizes": {c.key: board.sizes[c.key] for c in board.columns
+                               if c.key in board.sizes}},
         **({"seed_groups": [list(g) for g in board.groups]} if board.groups else {}),
+        **({"ranking": ranking_json(board.ranking)} if board.ranking else {}),
         "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

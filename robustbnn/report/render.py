@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import zipfile
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -60,9 +61,11 @@ from robustbnn.report.refused import (
     refused_markdown,
     refused_models,
 )
+from robustbnn.report.ranking import ranking_legend
 from robustbnn.report.separable import groups_legend
 from robustbnn.report.shift_detail import shift_markdown
 from robustbnn.report.spread import SEEDS_FILE, seed_values, seeds_json
+from robustbnn.results.examples import group_key, read_examples
 from robustbnn.results.manifest import MANIFEST, read_manifest
 from robustbnn.results.paths import link_error, linked_part, refuse_links
 from robustbnn.results.store import RunFolderError, read_results, write_text_atomic
@@ -115,8 +118,27 @@ def _run_json_problem(run: object) -> str | None:
     return None
 
 
+def with_examples(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
+    """``results`` of one run with column ``examples``: per row, the per-example parts behind
+    its value (:mod:`robustbnn.results.examples`), or None (a row without them, or a run of
+    an older robustbnn)."""
+    found: dict[str, dict] = {}
+    for model in dict.fromkeys(results["model"]):
+        try:
+            found[model] = read_examples(run_dir, model)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            logger.warning("%s: the examples of %s are unreadable (%s); its numbers get no "
+                           "interval over test examples", run_dir, model, err)
+            found[model] = {}
+    keys = [group_key(r) for r in results[["task", "dataset", "setting", "measure"]]
+            .to_dict("records")]
+    parts = [found[m].get(k) for m, k in zip(results["model"], keys, strict=True)]
+    return results.assign(examples=pd.Series(parts, index=results.index, dtype=object))
+
+
 def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, list[dict]]:
-    """The combined results of ``run_dirs`` (column ``run`` = position) and their run.json.
+    """The combined results of ``run_dirs`` (column ``run`` = position) and their run.json,
+    with each row's examples (:func:`with_examples`).
 
     Raises:
         RunFolderError: For a missing folder, a missing/corrupt ``results.jsonl`` or
@@ -127,7 +149,7 @@ def load_runs(run_dirs: list[Path]) -> tuple[pd.DataFrame, list[dict]]:
     frames, runs = [], []
     for i, run_dir in enumerate(run_dirs):
         results, run = _load_one(Path(run_dir))
-        frames.append(results.assign(run=i))
+        frames.append(with_examples(results, Path(run_dir)).assign(run=i))
         runs.append(run)
     check_seeds_of_one_configuration(runs, [Path(d) for d in run_dirs])
     return pd.concat(frames, ignore_index=True), runs
@@ -257,7 +279,10 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     for aspect, table in aspects.items():  # every number, by aspect
         name = aspect_file(aspect)
         legend = aspect_legend(tagged, aspect)
-        if board.groups and any(c.key == board.sort for c in table.columns):
+        if board.ranking is not None and any(c.key == board.sort for c in table.columns):
+            legend = [ranking_legend(board.ranking, title=board.column(board.sort).title),
+                      *legend]
+        elif board.groups and any(c.key == board.sort for c in table.columns):
             legend = [groups_legend(board.groups, title=board.column(board.sort).title,
                                     seeds=board.seeds), *legend]
         write_text_atomic(out_dir / f"{name}.md", partial_markdown(aspect_markdown(

@@ -75,22 +75,19 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
         plain = at[(at[n.ADAPTIVE] == False)  # noqa: E712
                    & (at["measure"] == at["model"].map(best))]
         out.append((Column(f"{key}_nonadaptive", f"det.-aware acc ε={eps:g} non-adaptive",
-                           n.DETECTION_AWARE_ACCURACY, aspect=ROBUSTNESS), per_run(plain)))
+                           n.DETECTION_AWARE_ACCURACY, aspect=ROBUSTNESS),
+                    per_run(plain, half=value.attrs["half"])))
         out.append((Column(f"{key}_measure", "detector", kind="text", aspect=ROBUSTNESS), best))
     adv = with_knobs(results[(task == n.ADV_OOD) & (metric == n.AUROC)], n.EPS)
     if len(adv):
         eps = adv[n.EPS].max()
-        mean = (adv[adv[n.EPS] == eps].groupby(["model", "run", "measure"], sort=True)["value"]
-                .mean().reset_index())
-        value, best = best_measure(mean, n.AUROC)
+        value, best = best_measure(adv[adv[n.EPS] == eps], n.AUROC)  # mean over the sets
         out.append((Column(f"adv_ood_auroc_eps{eps:g}", f"worst-case OOD AUROC ε={eps:g}",
                            n.AUROC, aspect=ROBUSTNESS,
                            measure_key=f"adv_ood_auroc_eps{eps:g}_measure"), value))
-        clean = (adv[adv[n.EPS] == 0].groupby(["model", "run", "measure"], sort=True)["value"]
-                 .mean().reset_index())
-        clean = clean[clean["measure"] == clean["model"].map(best)]
+        clean = adv[(adv[n.EPS] == 0) & (adv["measure"] == adv["model"].map(best))]
         out.append((Column("adv_ood_auroc_clean", "same OOD images clean AUROC", n.AUROC,
-                           aspect=ROBUSTNESS), clean.set_index(["model", "run"])["value"]))
+                           aspect=ROBUSTNESS), per_run(clean, half=value.attrs["half"])))
         out.append((Column(f"adv_ood_auroc_eps{eps:g}_measure", "worst-case OOD measure",
                            kind="text", aspect=ROBUSTNESS), best))
     if (task == n.ROBUST_FLAGS).any():

@@ -15,11 +15,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from robustbnn import __version__
 from robustbnn.data.heldout import heldout_name
 from robustbnn.models import MODELS
+from robustbnn.results.examples import examples_path, write_examples
 from robustbnn.results.schema import Result
 from robustbnn.results.scores import scores_path, write_scores
 from robustbnn.results.store import write_json, write_results
@@ -58,8 +60,11 @@ def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore, *,
     out = store.out_dir
     if not save_scores:  # the run's own score files: none may outlive the option
         store.remove_own("scores/")
+    examples: dict[str, dict[str, np.ndarray]] = {}  # per model, its rows' examples
     for cell, payload in stored:
         rows += [Result.from_json(r) for r in payload["rows"]]
+        if payload["arrays"]:
+            examples.setdefault(cell.model, {}).update(store.examples(cell.id))
         if not save_scores:
             continue
         arrays = store.arrays(cell.id) if cell.task in SCORED_KINDS else {}
@@ -76,6 +81,11 @@ def assemble(stored: list[tuple[Cell, dict[str, Any]]], store: CellStore, *,
             name = heldout_name(cell.params["k"])
             _own_scores(store, cell.model, name)
             write_scores(out, cell.model, name, split["in"], split["out"])
+    for model, arrays in examples.items():
+        if arrays:
+            path = examples_path(out, model)
+            store.record([path.relative_to(out).as_posix()])
+            write_examples(out, model, arrays)
     write_results(out, rows)
     return rows
 

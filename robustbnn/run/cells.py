@@ -38,7 +38,8 @@ CELL_FORMAT = 1  # the id recipe: bump only to reshuffle every id and stream on 
 # 2: clean cells write the Brier score and the reliability diagram.
 # 3: clean, indist, ood and heldout cells add the logit measures (energy, max_logit, mean_*);
 #    plug-in measures leave them for cells of their own (task ``measure``).
-OUTPUT_FORMAT = 3
+# 4: rows computed from test examples keep them (robustbnn.results.examples): the intervals.
+OUTPUT_FORMAT = 4
 
 
 class CellKind(enum.StrEnum):

@@ -23,6 +23,7 @@ from robustbnn.data import DataBundle, Split, load_dataset
 from robustbnn.data.heldout import heldout_split
 from robustbnn.data.ood_sets import load_ood
 from robustbnn.data.resize import resize_ood
+from robustbnn.results.examples import attach
 from robustbnn.results.schema import Result, setting
 from robustbnn.run.cells import Cell
 from robustbnn.settings import Settings, resolve_settings
@@ -190,8 +191,12 @@ class Context:
         return make_generator(self.device, self.cell.stream, *keys)
 
     def result(self, task: str, knobs: dict[str, Any], measure: str, metric: str,
-               value: float, *, dataset: str | None = None) -> dict[str, Any]:
+               value: float, *, dataset: str | None = None,
+               examples: dict[str, Any] | None = None) -> dict[str, Any]:
         """One tidy result row of this cell, as JSON data (dataset: the run's by default).
+
+        ``examples`` are the per-example parts its value was computed from
+        (:mod:`robustbnn.results.examples`); the runner stores them in the cell's arrays.
 
         A model with a choice of sampler (``local_reparam``: BbB, mvn; ``attack_masks``: MC
         dropout, BB-α) adds it to the setting, so every number says how its samples were
@@ -203,7 +208,7 @@ class Context:
                 knobs = {**knobs, knob: sampler}
         row = Result(self.cell.model, self.cfg.seed, task, dataset or self.data.name,
                      setting(**knobs), measure, metric, float(value))
-        return row.to_json()
+        return attach(row.to_json(), **examples) if examples else row.to_json()
 
     def test_head(self, n: int) -> tuple[Tensor, Tensor]:
         """The first ``n`` test points (all when ``n <= 0``)."""

@@ -5,7 +5,7 @@ A run folder's own files are
 - in ``cells/``: ``identity.json`` and the cell files ``<id>.json`` and ``<id>.npz``
   (20 hex digits);
 - the derived files the ownership record ``.robustbnn-owned.json`` lists: ``results.csv``,
-  ``results.jsonl``, ``run.json`` and every ``scores/`` file a run wrote, each recorded
+  ``results.jsonl``, ``run.json`` and every ``scores/`` and ``examples/`` file a run wrote, each recorded
   *before* it is written; a folder of an older robustbnn (an identity but no record) owns those
   three and ``scores/*/*.npz``; and the record itself;
 - the reports the render manifest lists (:mod:`robustbnn.results.manifest`), and the manifest.
@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 IDENTITY, OWNED = "cells/identity.json", ".robustbnn-owned.json"
 RUN_FILES = ("results.csv", "results.jsonl", "run.json")  # a run's own top-level files
 # Every path a bench writes into or through: none may be a symbolic link.
-PARTS = ("cells", "cells/locks", IDENTITY, OWNED, *RUN_FILES, "scores", "figures", MANIFEST)
+PARTS = ("cells", "cells/locks", IDENTITY, OWNED, *RUN_FILES, "scores", "examples", "figures",
+         MANIFEST)
 _CELL = re.compile(r"^[0-9a-f]{20}\.(json|npz)$")
 _TRASH = ".robustbnn-trash-"
 _TRASH_NAME = re.compile(r"^\.robustbnn-trash-[0-9a-f]{32}$")
@@ -55,14 +56,17 @@ _TRASH_NAME = re.compile(r"^\.robustbnn-trash-[0-9a-f]{32}$")
 
 def _derived(entry: object) -> bool:
     """Whether an entry of the record names a file a run writes: a top-level run file or a
-    ``scores/<model>/<set>.npz`` (never ``..``, never absolute)."""
+    ``scores/<model>/<set>.npz`` or an ``examples/<model>.npz`` (never ``..``, never
+    absolute)."""
     if not isinstance(entry, str) or "\\" in entry:
         return False
     if entry in RUN_FILES:
         return True
     parts = PurePosixPath(entry).parts
-    return (len(parts) == 3 and parts[0] == "scores" and entry.endswith(".npz")
-            and not {".", ".."} & set(parts))
+    if {".", ".."} & set(parts) or not entry.endswith(".npz"):
+        return False
+    return (len(parts) == 3 and parts[0] == "scores") or (len(parts) == 2
+                                                          and parts[0] == "examples")
 
 
 class RunFolder:

@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from robustbnn.errors import ContractRefusal, UserError
 from robustbnn.run.cell_file import CellMissing
 from robustbnn.run.cells import Cell, CellKind
+from robustbnn.results.examples import take as take_examples
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
 from robustbnn.run.plan import Plan
@@ -87,6 +88,8 @@ def execute_cell(job: Job) -> dict[str, Any]:
                 return {"reused": True, "seconds": 0.0}
             start = time.perf_counter()
             outcome = TASKS.get(job.cell.task)(_context(job, store))
+            outcome.rows, examples = take_examples(outcome.rows)
+            outcome.arrays = {**outcome.arrays, **examples}
             outcome.seconds = time.perf_counter() - start
             store.write(job.cell, outcome)
     except Exception as err:

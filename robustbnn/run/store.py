@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from filelock import FileLock, Timeout
 
+from robustbnn.results.examples import PREFIX as EXAMPLES_PREFIX
 from robustbnn.errors import UserError
 from robustbnn.results.store import write_bytes_atomic, write_text_atomic
 from robustbnn.run.cell_file import CellMissing, Outdated, encode, verify
@@ -134,11 +135,26 @@ class CellStore:
                               "run?)", cell_id) from None
 
     def arrays(self, cell_id: str) -> dict[str, np.ndarray]:
-        """A finished cell's arrays (empty when it has none), verified against its digest.
+        """A finished cell's arrays (empty when it has none), verified against its digest;
+        not the examples behind its rows (:meth:`examples`).
 
         Raises:
             CellMissing: When the cell or its ``.npz`` is missing or damaged; names the file.
         """
+        return {k: v for k, v in self._arrays(cell_id).items()
+                if not k.startswith(EXAMPLES_PREFIX)}
+
+    def examples(self, cell_id: str) -> dict[str, np.ndarray]:
+        """The examples behind a finished cell's rows, ``{"<group key>/<part>": values}``
+        (:mod:`robustbnn.results.examples`).
+
+        Raises:
+            CellMissing: When the cell or its ``.npz`` is missing or damaged; names the file.
+        """
+        return {k[len(EXAMPLES_PREFIX):]: v for k, v in self._arrays(cell_id).items()
+                if k.startswith(EXAMPLES_PREFIX)}
+
+    def _arrays(self, cell_id: str) -> dict[str, np.ndarray]:
         try:
             return self._verified(cell_id, arrays=True)[1]
         except Outdated:

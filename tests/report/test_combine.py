@@ -35,7 +35,7 @@ def test_seeds_of_one_configuration_combine(tmp_path: Path) -> None:
     assert main(["report", "--quiet", *map(str, runs), "--out", str(tmp_path / "all"),
                  "--no-figures"]) == 0
     md = (tmp_path / "all" / "leaderboard.md").read_text()
-    assert "Mean ± sample std over 3 runs (seeds [0, 1, 2])" in md
+    assert "Mean over 3 runs (seeds [0, 1, 2]), with its 95% interval" in md
 
 
 def test_unrelated_runs_are_refused_naming_the_fields(

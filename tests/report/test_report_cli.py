@@ -41,6 +41,7 @@ def test_report_reproduces_the_bench_outputs_byte_for_byte(smoke_run: Path,
     for name in ("results.csv", "results.jsonl", "run.json"):
         shutil.copy(smoke_run / name, stored / name)
     shutil.copytree(smoke_run / "scores", stored / "scores")
+    shutil.copytree(smoke_run / "examples", stored / "examples")
     assert main(["report", "--quiet", str(stored)]) == 0
     for name in RENDERED:
         assert (stored / name).read_bytes() == (smoke_run / name).read_bytes(), name
@@ -94,7 +95,7 @@ def test_several_runs_combine_as_mean_and_std(tmp_path: Path) -> None:
     assert main(["report", "--quiet", str(tmp_path / "s0"), str(tmp_path / "s1"),
                  "--out", str(tmp_path / "both")]) == 0
     md = (tmp_path / "both" / "leaderboard.md").read_text()
-    assert "| m | other | 0.8000 ± 0.1414 |" in md  # mean 0.8, sample std 0.1 * sqrt(2)
+    assert r"| m | other | 0.8000 \[0.000, 1.000\] |" in md  # mean 0.8, t interval 0.8 ± 1.27
 
 
 def test_several_runs_need_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

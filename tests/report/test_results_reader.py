@@ -171,7 +171,8 @@ def test_nan_and_not_measured_differ_in_every_format() -> None:
     payload = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))
     row_a, row_b = sorted(payload["rows"], key=lambda r: r["model"])
     assert row_a["clean_accuracy"] is None
-    assert row_a["nonfinite"] == {"clean_accuracy": "NaN", "clean_accuracy_std": "NaN"}
+    assert row_a["nonfinite"] == {"clean_accuracy": "NaN", "clean_accuracy_std": "NaN",
+                                  "clean_accuracy_lo": "NaN", "clean_accuracy_hi": "NaN"}
     assert row_b["clean_nll"] is None and "nonfinite" not in row_b
     page = to_html(board, ["legend"], title="t", figures=[], details=[])
     assert '<td class="num" data-value="">NaN</td>' in page

@@ -31,8 +31,27 @@ RELIABILITY_BINS = 15  # the bins of ece(), so a diagram's gaps add up to the EC
 
 
 def calibration_rows(ctx: Context, task: str, knobs: dict, mean: Tensor, y: Tensor) -> list[dict]:
-    """Accuracy, NLL, ECE and Brier score of the predictive ``mean`` (B, C) on labels ``y``."""
-    return [ctx.result(task, knobs, "", metric, fn(mean, y)) for metric, fn in CALIBRATION.items()]
+    """Accuracy, NLL, ECE and Brier score of the predictive ``mean`` (B, C) on labels ``y``,
+    each with its examples (:func:`calibration_examples`)."""
+    parts = calibration_examples(mean, y)
+    return [ctx.result(task, knobs, "", metric, fn(mean, y), examples=parts[metric])
+            for metric, fn in CALIBRATION.items()]
+
+
+def calibration_examples(mean: Tensor, y: Tensor) -> dict[str, dict[str, np.ndarray]]:
+    """Per calibration metric, the per-example parts it is computed from
+    (:mod:`robustbnn.results.examples`): the 0/1 correctness, each example's NLL and Brier
+    score, and for the ECE the confidences beside the correctness."""
+    confidence, predicted = mean.max(dim=-1)
+    correct = (predicted == y).double().cpu().numpy()
+    p_true = mean.gather(-1, y.long().unsqueeze(-1)).squeeze(-1)
+    per_nll = -p_true.clamp_min(torch.finfo(mean.dtype).tiny).log()
+    onehot = torch.zeros_like(mean).scatter_(-1, y.long().unsqueeze(-1), 1.0)
+    per_brier = (mean - onehot).square().sum(dim=-1)
+    return {N.ACCURACY: {N.ACCURACY: correct},
+            N.NLL: {N.NLL: per_nll.double().cpu().numpy()},
+            N.ECE: {"confidence": confidence.double().cpu().numpy(), N.ACCURACY: correct},
+            N.BRIER: {N.BRIER: per_brier.double().cpu().numpy()}}
 
 
 def reliability_rows(ctx: Context, knobs: dict, mean: Tensor, y: Tensor) -> list[dict]:
@@ -74,7 +93,8 @@ def ranking_rows(ctx: Context, scores_in: dict[str, np.ndarray],
         scores = np.r_[s_in, scores_out[measure]]
         for metric, fn in RANKING.items():
             rows.append(ctx.result(N.OOD, knobs, measure, metric, fn(labels, scores),
-                                   dataset=dataset))
+                                   dataset=dataset,
+                                   examples={"score": scores, "label": labels}))
         rows.append(ctx.result(N.OOD, knobs, measure, N.MEAN_UNCERTAINTY,
                                float(scores_out[measure].mean()), dataset=dataset))
     return rows
@@ -92,17 +112,22 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
     probs = sample_probs(ctx.model, x_adv, ctx.cfg.s_eval, generator=ctx.gen("eval", str(knobs)),
                          memory_mb=ctx.params["memory_mb"])
     wrong = (probs.mean(0).argmax(-1) != y).double().cpu().numpy()
-    rows = [ctx.result(task, knobs, "", N.ACCURACY, 1 - wrong.mean())]
+    rows = [ctx.result(task, knobs, "", N.ACCURACY, 1 - wrong.mean(),
+                       examples={N.ACCURACY: 1 - wrong})]
     for measure, score in uncertainty_scores(probs).items():
         rows.append(ctx.result(task, knobs, measure, N.MEAN_UNCERTAINTY, float(score.mean())))
         if clean_scores is not None:
             labels = np.r_[np.zeros(len(score)), np.ones(len(score))]
+            both = np.r_[clean_scores[measure][:len(score)], score]
             rows.append(ctx.result(task, knobs, measure, N.ADVERSARY_DETECTION,
-                                   auroc(labels, np.r_[clean_scores[measure][:len(score)],
-                                                       score])))
+                                   auroc(labels, both), examples={
+                                       f"{N.ADVERSARY_DETECTION}_score": both,
+                                       f"{N.ADVERSARY_DETECTION}_label": labels}))
         if 0 < wrong.sum() < len(wrong):
             rows.append(ctx.result(task, knobs, measure, N.ERROR_DETECTION,
-                                   auroc(wrong, score)))
+                                   auroc(wrong, score), examples={
+                                       f"{N.ERROR_DETECTION}_score": score,
+                                       f"{N.ERROR_DETECTION}_label": wrong}))
     return rows
 
 

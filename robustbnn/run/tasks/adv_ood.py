@@ -38,9 +38,11 @@ def run(ctx: Context) -> CellOutcome:
     base = {N.S_ATTACK: s, N.STEPS: steps, N.S_EVAL: ctx.cfg.s_eval,
             N.N_IN: len(next(iter(scores_in.values()))), N.N_OUT: int(x.shape[0])}
 
-    def rank(measure: str, out: np.ndarray) -> float:
+    def rank(measure: str, out: np.ndarray) -> dict:
+        """The AUROC of ``out`` against the in-distribution scores, and its examples."""
         s_in = scores_in[measure]
-        return auroc(np.r_[np.zeros(len(s_in)), np.ones(len(out))], np.r_[s_in, out])
+        labels, scores = np.r_[np.zeros(len(s_in)), np.ones(len(out))], np.r_[s_in, out]
+        return {"value": auroc(labels, scores), "examples": {"score": scores, "label": labels}}
 
     clean = uncertainty_scores(no_grad_probs(ctx, x, "eval"))
     rows = []
@@ -48,7 +50,7 @@ def run(ctx: Context) -> CellOutcome:
         if np.ptp(np.r_[scores_in[measure], clean[measure]]) == 0:
             continue  # a constant score (BALD of a deterministic model) ranks nothing
         rows.append(ctx.result(N.ADV_OOD, base | {N.EPS: 0.0, N.STEP_SIZE: 0.0}, measure,
-                               N.AUROC, rank(measure, clean[measure]), dataset=name))
+                               N.AUROC, dataset=name, **rank(measure, clean[measure])))
         for eps in p["eps_grid"]:
             step_size = eps * p["step_fraction"]
             gen = ctx.gen("attack", measure, str(eps))
@@ -60,6 +62,6 @@ def run(ctx: Context) -> CellOutcome:
                 check_budget(x, x_adv, eps, "linf", attack="lower_uncertainty")
             out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]
             knobs = base | {N.EPS: float(eps), N.STEP_SIZE: step_size}
-            rows.append(ctx.result(N.ADV_OOD, knobs, measure, N.AUROC, rank(measure, out),
-                                   dataset=name))
+            rows.append(ctx.result(N.ADV_OOD, knobs, measure, N.AUROC, dataset=name,
+                                   **rank(measure, out)))
     return CellOutcome(rows=rows)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import math
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -66,11 +67,17 @@ def largest_and_next(points: dict[tuple[int, int], float],
     return largest, (max(below) if below else None)
 
 
-def _accuracy(ctx: Context, x_adv: Tensor, y: Tensor) -> float:
-    """Accuracy of one S_eval evaluation on the cell's common ``eval`` draws."""
+def _correct(ctx: Context, x_adv: Tensor, y: Tensor) -> np.ndarray:
+    """Per example 1.0 when one S_eval evaluation on the cell's common ``eval`` draws
+    classifies it correctly, else 0.0, (B,)."""
     evaluation = Evaluation(ctx.cfg.s_eval, ctx.gen("eval"), ctx.params["memory_mb"])
     preds = k_predictions(ctx.model, x_adv, evaluation, k=1)
-    return float((preds[0] == y).double().mean())
+    return (preds[0] == y).double().cpu().numpy()
+
+
+def _accuracy(ctx: Context, x_adv: Tensor, y: Tensor) -> float:
+    """Accuracy of one S_eval evaluation on the cell's common ``eval`` draws."""
+    return float(_correct(ctx, x_adv, y).mean())
 
 
 def run(ctx: Context) -> CellOutcome:
@@ -122,13 +129,15 @@ def _curve(ctx: Context, x: Tensor, y: Tensor, base: dict
                     check_budget(x, found[-1][steps], eps, "linf", attack=f"pgd {objective}")
             for steps in at:
                 x_adv = _worst(ctx, [f[steps] for f in found], y, s_run, steps)
-                runs[s_run, steps] = x_adv, _accuracy(ctx, x_adv, y)
+                runs[s_run, steps] = x_adv, _correct(ctx, x_adv, y)
         for steps in at:
             key = (s, steps)
-            adv[key], points[key] = runs[s_run, steps]
+            adv[key], correct = runs[s_run, steps]
+            points[key] = float(correct.mean())
             knobs = base | {N.S_ATTACK: s, N.STEPS: steps,
                             N.GRADIENT_EVALUATIONS: _evaluations(key, restarts)}
-            rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key]))
+            rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key],
+                                   examples={N.ACCURACY: correct}))
     return rows, points, adv
 
 
@@ -148,9 +157,14 @@ def _worst_of_k(ctx: Context, x_adv: Tensor, y: Tensor, top: dict) -> list:
     budget's adversarial inputs, on the cell's ``worst_of_k`` draws."""
     p = ctx.params
     worst = Evaluation(ctx.cfg.s_eval, ctx.gen("worst_of_k"), p["memory_mb"])
-    summary = summarise(k_predictions(ctx.model, x_adv, worst, k=p[N.K]), y)
+    preds = k_predictions(ctx.model, x_adv, worst, k=p[N.K])
+    summary = summarise(preds, y)
+    correct = (preds == y).double()  # (k, B)
+    parts = {N.EXPECTED_ACCURACY: correct.mean(0).cpu().numpy(),
+             N.ALL_K_ACCURACY: correct.min(0).values.cpu().numpy()}
     knobs = top | {N.K: p[N.K]}
-    return [ctx.result(N.WORST_OF_K, knobs, "", metric, value)
+    return [ctx.result(N.WORST_OF_K, knobs, "", metric, value,
+                       examples=parts if metric in parts else None)
             for metric, value in ((N.EXPECTED_ACCURACY, summary.expected_accuracy),
                                   (N.ALL_K_ACCURACY, summary.all_k_accuracy),
                                   (N.FLIP_PROBABILITY, summary.flip_probability))]

@@ -56,9 +56,14 @@ def run(ctx: Context) -> CellOutcome:
     for measure in p["measures"]:
         threshold = threshold_at_fpr(clean[measure], p[N.FPR])
         knobs = base | {N.ADAPTIVE: False}
+        caught = correct | (scores[measure] > threshold)
         rows += [ctx.result(N.DETECTOR_AWARE, knobs, measure, N.DETECTION_AWARE_ACCURACY,
-                            detection_aware_accuracy(correct, scores[measure], threshold)),
-                 ctx.result(N.DETECTOR_AWARE, knobs, measure, N.ACCURACY, correct.mean())]
+                            detection_aware_accuracy(correct, scores[measure], threshold),
+                            examples={N.DETECTION_AWARE_ACCURACY: caught,
+                                      N.ACCURACY: correct}),
+                 ctx.result(N.DETECTOR_AWARE, knobs, measure, N.ACCURACY, correct.mean(),
+                            examples={N.DETECTION_AWARE_ACCURACY: caught,
+                                      N.ACCURACY: correct})]
         adaptive = DetectorAwarePGD(eps=eps, step_size=step_size, steps=steps, n_samples=s,
                                     measure=measure)
         a_correct, a_scores = evaluate(attacked(adaptive, measure))
@@ -67,8 +72,9 @@ def run(ctx: Context) -> CellOutcome:
         defended = ((correct | (scores[measure] > threshold))
                     & (a_correct | (a_scores[measure] > threshold)))
         knobs = base | {N.ADAPTIVE: True}
+        parts = {N.DETECTION_AWARE_ACCURACY: defended, N.ACCURACY: correct & a_correct}
         rows += [ctx.result(N.DETECTOR_AWARE, knobs, measure, N.DETECTION_AWARE_ACCURACY,
-                            float(defended.mean())),
+                            float(defended.mean()), examples=parts),
                  ctx.result(N.DETECTOR_AWARE, knobs, measure, N.ACCURACY,
-                            float((correct & a_correct).mean()))]
+                            float((correct & a_correct).mean()), examples=parts)]
     return CellOutcome(rows=rows)

@@ -23,7 +23,9 @@ def run(ctx: Context) -> CellOutcome:
                            checkpoint_every=p["every"])
     x, y = exclude_target(*ctx.test_head(p[N.N]), attack.target_class)
     evaluation = Evaluation(ctx.cfg.s_eval, ctx.gen("eval"), ctx.params["memory_mb"])
-    curve = targeted_curve(ctx.model, x, y, attack, evaluation, generator=ctx.gen("attack"))
+    parts: dict = {}
+    curve = targeted_curve(ctx.model, x, y, attack, evaluation, generator=ctx.gen("attack"),
+                           per_example=parts)
     rows = []
     for point in curve:
         knobs = {N.STEP: int(point["step"]), N.STEP_SIZE: attack.step_size,
@@ -33,5 +35,8 @@ def run(ctx: Context) -> CellOutcome:
             if key in ("step", "n"):
                 continue
             measure, metric = (key, N.MEAN_UNCERTAINTY) if key in UNCERTAINTIES else ("", key)
-            rows.append(ctx.result(N.TARGETED, knobs, measure, metric, value))
+            examples = ({k: v.numpy() for k, v in parts[int(point["step"])].items()}
+                        if metric in (N.ACCURACY, N.TARGET_SUCCESS) else None)
+            rows.append(ctx.result(N.TARGETED, knobs, measure, metric, value,
+                                   examples=examples))
     return CellOutcome(rows=rows)
