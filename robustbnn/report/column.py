@@ -15,13 +15,14 @@ import pandas as pd
 from robustbnn.report.column_samples import constant_scores, has_examples, split_value
 from robustbnn.results.schema import HIGHER_IS_BETTER, group_mean
 
-__all__ = ["ASPECTS", "ATTACKS", "Column", "FIDELITY", "OOD", "ROBUSTNESS", "SANITY", "SHIFT",
-           "best_measure", "per_run"]
+__all__ = ["ASPECTS", "ATTACKS", "Column", "FIDELITY", "OOD", "OUT_OF_SAMPLE", "ROBUSTNESS",
+           "SANITY", "SHIFT", "best_measure", "per_run"]
 
 # The aspects: every column belongs to exactly one, and each aspect is a table of its own
 # (robustbnn.report.aspects). Name -> title, in page order.
 ATTACKS, ROBUSTNESS, OOD, SHIFT, SANITY = "attacks", "robustness", "ood", "shift", "sanity"
 FIDELITY = "fidelity"
+OUT_OF_SAMPLE = "out_of_sample"  # Column.chosen of a measure chosen on a selection half
 ASPECTS = {ATTACKS: "Attacks", ROBUSTNESS: "Robustness", OOD: "OOD detection",
            SHIFT: "Calibration and dataset shift", FIDELITY: "Posterior fidelity",
            SANITY: "Sanity checks and cost"}
@@ -45,6 +46,10 @@ class Column:
         bound_key: Key of the text column saying whether this number is an upper bound; a
             table that shows this column but not that one marks such a cell with
             :data:`robustbnn.report.leaderboard.UPPER_BOUND_MARK`. "" for none.
+        chosen: :data:`OUT_OF_SAMPLE` when the measure behind the number was chosen on a
+            selection half of the examples and the number is the scoring half's
+            (:func:`best_measure`); "" otherwise. Two numbers of a column that differ here
+            are numbers of two definitions, which the regression checks do not compare.
     """
 
     key: str
@@ -56,6 +61,7 @@ class Column:
     aspect: str = ""
     measure_key: str = ""
     bound_key: str = ""
+    chosen: str = ""
 
     def __post_init__(self) -> None:
         """Refuse a column without a known aspect: it would reach no aspect table."""

@@ -11,12 +11,15 @@ description and the selections they share in :mod:`~robustbnn.report.column`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pandas as pd
 
 from robustbnn.report.column import (
     ATTACKS,
     FIDELITY,
     OOD,
+    OUT_OF_SAMPLE,
     SANITY,
     SHIFT,
     Column,
@@ -203,6 +206,8 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     for family in FAMILIES:
         for col, series in family(results):
             if len(series):
+                if series.attrs.get("half") == "score":
+                    col = dataclasses.replace(col, chosen=OUT_OF_SAMPLE)
                 cols.append(col)
                 values[col.key] = series
     return cols, values

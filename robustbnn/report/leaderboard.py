@@ -21,7 +21,14 @@ from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.intervals import LEVEL
-from robustbnn.report.ranking import Ranking, column_intervals, rank_models, ranking_json
+from robustbnn.report.ranking import (
+    Ranking,
+    column_intervals,
+    p_better_than_best,
+    rank_models,
+    ranking_json,
+)
+from robustbnn.results import names as n
 from robustbnn.report.robust_columns import UPPER_BOUND
 from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
 
@@ -99,7 +106,7 @@ class Leaderboard:
         carried = [have[k] for k in dict.fromkeys([*extra, self.sort])
                    if k in have and k not in names]
         fields = [c.key for c in (*shown, *carried)]
-        fields += [f"{k}{s}" for k in fields for s in ("_std", "_lo", "_hi", "_p_better")
+        fields += [f"{k}{s}" for k in fields for s in ("_std", "_lo", "_hi")
                    if f"{k}{s}" in self.table]
         return dataclasses.replace(
             self, columns=shown, carried=tuple(carried), table=self.table[fields],
@@ -164,15 +171,44 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     order = [str(m) for m in table.index]
     ranked = (rank_models(order, values[sort], higher=bool(col.higher_is_better))
               if col.kind == "number" else None)
+    columns = _with_p_better(columns, values, table, sizes, sort, ranked)
     if ranked is not None:
         found = ranked.groups
-        table[f"{sort}_p_better"] = pd.Series(ranked.p_better, dtype="float64").reindex(
-            table.index)
     else:
         found = (groups(order, seed_ranges(values[sort]))
                  if runs > 1 and col.kind == "number" else ())
     return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found,
                        ranking=ranked, sizes=sizes)
+
+
+def _with_p_better(columns: list[Column], values: dict[str, pd.Series], table: pd.DataFrame,
+                   sizes: dict[str, str], sort: str, ranked: Ranking | None) -> list[Column]:
+    """``columns`` with a column ``<key>_p_better`` after the sort column and after the first
+    column of each aspect whose numbers have examples: per model, the probability that it
+    beats that column's best model in one run on a fresh test set (Bouthillier et al. 2021;
+    :func:`robustbnn.report.ranking.p_better_than_best`), filled into ``table``."""
+    leads = {sort} if sort in sizes else set()
+    for aspect in dict.fromkeys(c.aspect for c in columns):
+        first = next((c for c in columns if c.aspect == aspect and c.kind == "number"
+                      and c.key in sizes), None)
+        if first is not None:
+            leads.add(first.key)
+    out = []
+    for col in columns:
+        out.append(col)
+        if col.key not in leads:
+            continue
+        if col.key == sort and ranked is not None:
+            chances = ranked.p_better
+        else:
+            chances = p_better_than_best(values[col.key], higher=bool(col.higher_is_better))
+        if not chances:
+            continue
+        key = f"{col.key}_p_better"
+        table[key] = pd.Series(chances, dtype="float64").reindex(table.index)
+        out.append(Column(key, "P(beats best)", n.P_BETTER, fmt=".2f",
+                          aspect=col.aspect))
+    return out
 
 
 def default_sort(keys: list[str]) -> str:
@@ -234,7 +270,8 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     text = _number(value, col.fmt)
     lo, hi = (board.table.at[model, f"{col.key}{s}"] if f"{col.key}{s}" in board.table
               else math.nan for s in ("_lo", "_hi"))
-    std = board.table.at[model, f"{col.key}_std"] if board.runs > 1 else float("nan")
+    std = (board.table.at[model, f"{col.key}_std"]
+           if board.runs > 1 and f"{col.key}_std" in board.table else float("nan"))
     if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
         short = _interval_format(col.fmt)
         text += f" [{_number(lo, short)}, {_number(hi, short)}]"
@@ -289,7 +326,7 @@ def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
              for c in (col, *(carried[k] for k in (col.measure_key, col.bound_key)
                               if k in carried))]
     keys = [(k, c) for c in order
-            for k in ([c.key, *(f"{c.key}{s}" for s in ("_std", "_lo", "_hi", "_p_better")
+            for k in ([c.key, *(f"{c.key}{s}" for s in ("_std", "_lo", "_hi")
                                 if f"{c.key}{s}" in board.table)]
                       if c.kind == "number" else [c.key])]
     rows, marks = [], []

@@ -42,7 +42,8 @@ from robustbnn.report.intervals import (
     seed_interval,
 )
 
-__all__ = ["Ranking", "column_intervals", "rank_models", "sample_size"]
+__all__ = ["Ranking", "column_intervals", "p_better_than_best", "rank_models", "ranking_json",
+           "ranking_legend", "sample_size"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +121,21 @@ def column_intervals(series: pd.Series, metric: str = ""
     return out, size
 
 
+def p_better_than_best(series: pd.Series, *, higher: bool) -> dict[str, float]:
+    """Per model but the column's best, the probability that it beats the best in one run on
+    a fresh test set (paired bootstrap, :func:`~robustbnn.report.intervals.compare`); empty
+    when the best model's rows have no examples."""
+    found = _samples(series)
+    means = series.groupby(level="model").mean().dropna()
+    if means.empty:
+        return {}
+    best = str(means.idxmax() if higher else means.idxmin())
+    if best not in found:
+        return {}
+    return {m: compare(s, found[best], higher=higher).p_better
+            for m, s in found.items() if m != best and m in means}
+
+
 def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking | None:
     """The groups of the models in ``order`` (best first) on the column ``series``, from
     Holm-corrected paired bootstrap tests; None when the best model's rows have no examples.
@@ -183,6 +199,6 @@ def ranking_legend(ranking: Ranking, *, title: str, fmt: str = ".4f") -> str:
             f"its leader and the models not separable from it: {shown}. At this size the test "
             f"detects, with 80% power, a difference from the best of about "
             f"{format(ranking.min_detectable, fmt)} (smaller differences may be real but are "
-            f"not resolved); `leaderboard.json` gives each comparison (`ranking`) and "
-            "`leaderboard.csv` the probability that a model beats the best in one run on a "
-            "fresh test set (`…_p_better`, Bouthillier et al. 2021).")
+            f"not resolved); `leaderboard.json` gives each comparison (`ranking`), and the "
+            "aspect tables the probability that a model beats the best in one run on a fresh "
+            "test set (P(beats best), Bouthillier et al. 2021).")

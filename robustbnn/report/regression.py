@@ -38,6 +38,7 @@ from pathlib import Path
 
 from robustbnn.errors import UserError
 from robustbnn.report.spread import SEEDS_FILE, SeedSpread, read_seeds
+from robustbnn.results import names
 
 log = logging.getLogger(__name__)
 
@@ -138,10 +139,9 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
         new: The regenerated ``all_columns.json`` payload.
         tolerances: Column key -> largest allowed absolute change.
     """
-    checked = [c["key"] for c in committed["columns"]
-               if c["kind"] == "number" and not c["timing"]]
+    checked = _checked(committed["columns"], new["columns"])
     problems = []
-    new_keys = {c["key"] for c in new["columns"] if c["kind"] == "number" and not c["timing"]}
+    new_keys = set(_checked(new["columns"], committed["columns"]))
     problems += _only_in(checked, new_keys, "column")
     old_rows = {r["model"]: r for r in committed["rows"]}
     new_rows = {r["model"]: r for r in new["rows"]}
@@ -166,9 +166,38 @@ def compare(committed: dict, new: dict, tolerances: dict[str, float]) -> list[st
     return problems
 
 
-def _checked(columns: list[dict]) -> list[str]:
-    """The keys of the numeric columns that are compared (every one but the timing ones)."""
-    return [c["key"] for c in columns if c.get("kind", "number") == "number" and not c["timing"]]
+def _checked(columns: list[dict], other: list[dict] | None = None) -> list[str]:
+    """The keys of the numeric columns that are compared (every one but the timing ones, and
+    with ``other`` the columns of the other side, those of another definition there)."""
+    keys = [c["key"] for c in columns if c.get("kind", "number") == "number" and not c["timing"]
+            and c.get("metric") != names.P_BETTER]  # derived from the others by the report
+    if other is None:
+        return keys
+    moved = set(redefined(columns, other))
+    return [k for k in keys if k not in moved]
+
+
+def redefined(columns: list[dict], other: list[dict]) -> list[str]:
+    """Keys of columns both lists have whose definition differs: a measure chosen out of
+    sample on one side (``chosen``, :data:`robustbnn.report.column.OUT_OF_SAMPLE`), in sample
+    on the other (a report of an older robustbnn). Such numbers are not comparable.
+
+    Example:
+        >>> redefined([{"key": "a", "chosen": "out_of_sample"}, {"key": "b"}],
+        ...           [{"key": "a"}, {"key": "b"}])
+        ['a']
+    """
+    theirs = {c["key"]: c.get("chosen", "") for c in other}
+    return [c["key"] for c in columns
+            if c["key"] in theirs and theirs[c["key"]] != c.get("chosen", "")]
+
+
+def _say_redefined(columns: list[dict], other: list[dict], where: Path) -> None:
+    moved = redefined(columns, other)
+    if moved:
+        log.warning("%d column(s) not compared with %s: their measure is chosen out of sample "
+                    "on one side and in sample on the other (an older robustbnn): %s",
+                    len(moved), where, ", ".join(moved))
 
 
 def _seeds_text(seeds: list[int]) -> str:
@@ -201,9 +230,9 @@ def compare_spread(committed: SeedSpread, new: dict, margins: dict[str, float]) 
         mlp acc: new 0.95 is outside the committed range [0.9, 0.92] of seeds 0, 1 widened by
         the margin 0.01
     """
-    checked = _checked(committed.columns)
+    checked = _checked(committed.columns, new["columns"])
     problems = []
-    new_keys = set(_checked(new["columns"]))
+    new_keys = set(_checked(new["columns"], committed.columns))
     problems += _only_in(checked, new_keys, "column")
     new_rows = {r["model"]: r for r in new["rows"]}
     # A run of a subset of the models (--models) is judged on those; a model without committed
@@ -265,6 +294,7 @@ def check_spread(reference_dir: Path, new_dir: Path, *, tolerances: Path | None 
     committed = read_seeds(seeds_file, MEASURE)
     new = _read(new_file, f"regenerated {ALL_COLUMNS}")
     margins = load_margins(tolerances or reference_dir / "tolerances.json")
+    _say_redefined(committed.columns, new["columns"], seeds_file)
     problems = compare_spread(committed, new, margins)
     if problems:
         raise RegressionError(
@@ -276,7 +306,7 @@ def check_spread(reference_dir: Path, new_dir: Path, *, tolerances: Path | None 
     if skipped:
         log.warning("%d committed model(s) not in %s, not judged: %s", len(skipped), new_dir,
                     ", ".join(skipped))
-    return len(_checked(committed.columns)) * len(judged)
+    return len(_checked(committed.columns, new["columns"])) * len(judged)
 
 
 def reference_file(folder: Path) -> Path:
@@ -318,6 +348,7 @@ def check(reference_dir: Path, new_dir: Path, *, tolerances: Path | None = None)
     committed = _read(old_file, f"committed {ALL_COLUMNS} (or {LEGACY})")
     new = _read(new_file, f"regenerated {ALL_COLUMNS}")
     tol = load_tolerances(tolerances or reference_dir / "tolerances.json")
+    _say_redefined(committed["columns"], new["columns"], old_file)
     problems = compare(committed, new, tol)
     if problems:
         raise RegressionError(

@@ -75,7 +75,8 @@ def seed_values(results: pd.DataFrame) -> SeedSpread:
             table[model][col.key] = [
                 _value(float(series.get((model, run), float("nan"))), col) for run in runs]
     described = [{"key": c.key, "title": c.title, "metric": c.metric, "fmt": c.fmt,
-                  "timing": c.timing} for c in numeric]
+                  "timing": c.timing, **({"chosen": c.chosen} if c.chosen else {})}
+                 for c in numeric]
     return SeedSpread(seeds, described, table)
 
 

@@ -92,6 +92,9 @@ RAISED = "raised"  # a reliability flag: 1 raised, 0 silent
 AGREEMENT = "agreement"  # top-1 match with the reference predictive (robustbnn.metrics.fidelity)
 TOTAL_VARIATION = "total_variation"  # mean ½ Σ_c |p̄_c − q_c|
 KL_FROM_REFERENCE = "kl_from_reference"  # mean KL(q ‖ p̄), nats
+# The probability that a model's number beats the best model's in one run on a fresh test set
+# (Bouthillier et al. 2021): a report's column (robustbnn.report.ranking), never a result row.
+P_BETTER = "p_better"
 METRICS = (EXPECTED_ACCURACY, ALL_K_ACCURACY, FLIP_PROBABILITY, DETECTION_AWARE_ACCURACY,
            RAISED, ACCURACY, NLL, ECE, BRIER, CONFIDENCE, COUNT, AUROC, AUPR_IN, AUPR_OUT,
            FPR_AT_95_TPR, MEAN_UNCERTAINTY,

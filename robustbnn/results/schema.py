@@ -52,6 +52,7 @@ HIGHER_IS_BETTER: dict[str, bool] = {
     n.AGREEMENT: True,  # with the fidelity reference's predictive
     n.TOTAL_VARIATION: False,
     n.KL_FROM_REFERENCE: False,
+    n.P_BETTER: True,
 }
 
 
@@ -64,7 +65,7 @@ RANGES: dict[str, tuple[float, float]] = {
                      n.FPR_AT_95_TPR, n.ADVERSARY_DETECTION, n.ERROR_DETECTION,
                      n.TARGET_SUCCESS, n.EXPECTED_ACCURACY, n.ALL_K_ACCURACY,
                      n.FLIP_PROBABILITY, n.DETECTION_AWARE_ACCURACY, n.PASSED, n.RAISED,
-                     n.AGREEMENT, n.TOTAL_VARIATION),
+                     n.AGREEMENT, n.TOTAL_VARIATION, n.P_BETTER),
                     (0.0, 1.0)),
     n.BRIER: (0.0, 2.0),  # summed over classes
     **dict.fromkeys((n.NLL, n.COUNT, n.LINF, n.L2, n.PARAMETERS, n.SECONDS,

@@ -1,0 +1,201 @@
+"""Intervals and paired comparisons (robustbnn.report.intervals, .ranking, .column_samples):
+values against brute-force references, coverage by simulation, ties and planted differences,
+and measures chosen out of sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.metrics import roc_auc_score
+
+from robustbnn.metrics.classification import ece
+from robustbnn.report.column import best_measure, per_run
+from robustbnn.report.column_samples import halves
+from robustbnn.report.intervals import (
+    Component,
+    compare,
+    holm,
+    interval,
+    point,
+    seed_interval,
+    split_half,
+)
+from robustbnn.report.ranking import column_intervals, rank_models
+
+
+def _acc(correct: np.ndarray) -> Component:
+    return Component("accuracy", {"accuracy": np.asarray(correct, dtype=np.float64)})
+
+
+def _rank(scores: np.ndarray, labels: np.ndarray) -> Component:
+    return Component("auroc", {"score": scores, "label": labels})
+
+
+def test_resampled_auroc_equals_the_auroc_of_the_materialised_resample() -> None:
+    rng = np.random.default_rng(0)
+    labels = np.r_[np.zeros(30), np.ones(20)]
+    scores = np.round(rng.normal(labels, 1.0), 1)  # rounded: ties across classes
+    comp = _rank(scores, labels)
+    (_, neg), (_, pos) = comp.strata()
+    draw_neg, draw_pos = rng.integers(0, 30, (5, 30)), rng.integers(0, 20, (5, 20))
+    got = comp.values([draw_neg, draw_pos])
+    for b in range(5):
+        s = np.r_[scores[neg][draw_neg[b]], scores[pos][draw_pos[b]]]
+        y = np.r_[np.zeros(30), np.ones(20)]
+        assert got[b] == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+    assert point(comp) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+
+def test_resampled_ece_equals_the_metric_of_the_materialised_resample() -> None:
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.ones(4), size=60)
+    y = rng.integers(0, 4, 60)
+    conf, pred = p.max(1), p.argmax(1)
+    comp = Component("ece", {"confidence": conf, "accuracy": (pred == y).astype(float)})
+    draws = rng.integers(0, 60, (4, 60))
+    got = comp.values([draws])
+    for b in range(4):
+        want = ece(torch.tensor(p[draws[b]]), torch.tensor(y[draws[b]]))
+        assert got[b] == pytest.approx(float(want), abs=1e-12)
+
+
+def test_the_interval_covers_the_true_accuracy_95_percent_of_the_time() -> None:
+    # 2,000 simulated test sets of 100 Bernoulli(0.35) points (the default robust column's
+    # size and level): the 95% interval must cover 0.35 between 93% and 97% of the time.
+    rng = np.random.default_rng(2)
+    covered = 0
+    for _ in range(2000):
+        lo, hi = interval([[_acc(rng.random(100) < 0.35)]])
+        covered += lo <= 0.35 <= hi
+    assert 0.93 <= covered / 2000 <= 0.97
+
+
+def test_the_interval_covers_the_true_auroc_95_percent_of_the_time() -> None:
+    # Scores N(0, 1) in-distribution and N(1, 1) OOD: the true AUROC is Φ(1 / √2).
+    from scipy.stats import norm
+
+    true = norm.cdf(1 / np.sqrt(2))
+    rng = np.random.default_rng(3)
+    labels = np.r_[np.zeros(150), np.ones(100)]
+    covered = 0
+    for _ in range(600):
+        lo, hi = interval([[_rank(rng.normal(labels, 1.0), labels)]])
+        covered += lo <= true <= hi
+    assert 0.92 <= covered / 600 <= 0.975
+
+
+def test_two_copies_of_one_model_are_never_separated() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        runs = [[_acc(rng.random(100) < 0.4)] for _ in range(3)]
+        result = compare(runs, runs)
+        assert result.p_value == 1.0 and result.difference == 0.0
+        assert result.p_better == 0.5  # ties count one half
+
+
+def test_a_planted_difference_of_ten_points_on_1000_paired_points_is_separated() -> None:
+    rng = np.random.default_rng(5)
+    rank = rng.permutation(1000)  # 600 correct against 500: exactly 100 points apart
+    better, worse = _acc(rank < 600), _acc(rank < 500)
+    result = compare([[better]], [[worse]])
+    assert result.difference == pytest.approx(0.10)
+    assert result.p_value < 0.001 and result.low > 0.05 and result.p_better > 0.99
+    # Unpaired noise of the same size: each model its own draw of the test points.
+    noisy = compare([[_acc(rng.random(1000) < 0.5)]], [[_acc(rng.random(1000) < 0.5)]])
+    assert noisy.p_value > 0.01
+
+
+def _column(correct: dict[str, list[np.ndarray]]) -> pd.Series:
+    """A column of per-example accuracies: per model, per run, the 0/1 vector."""
+    rows = [{"model": m, "run": r, "seed": r, "task": "t", "dataset": "d", "setting": {},
+             "measure": "", "metric": "accuracy", "value": float(np.mean(c)),
+             "examples": {"accuracy": np.asarray(c, dtype=np.float64)}}
+            for m, runs in correct.items() for r, c in enumerate(runs)]
+    return per_run(pd.DataFrame(rows))
+
+
+def test_the_groups_hold_identical_models_together_and_part_a_planted_difference() -> None:
+    rng = np.random.default_rng(6)
+    base = [rng.random(1000) for _ in range(2)]
+    column = _column({"best": [b < 0.6 for b in base], "copy": [b < 0.6 for b in base],
+                      "worse": [b < 0.5 for b in base]})
+    ranked = rank_models(["best", "copy", "worse"], column, higher=True)
+    assert ranked.groups == (("best", "copy"), ("worse",))
+    assert ranked.adjusted["copy"] == 1.0 and ranked.adjusted["worse"] < 0.05
+    assert ranked.min_detectable > 0
+    bounds, size = column_intervals(column)
+    assert size == "n = 1000 test points, 2 runs"
+    assert bounds["best"] == bounds["copy"] and bounds["best"][0] < 0.6 < bounds["best"][1]
+
+
+def test_holm_matches_its_definition_by_brute_force() -> None:
+    rng = np.random.default_rng(7)
+    p = {f"m{i}": float(v) for i, v in enumerate(rng.random(6) / 10)}
+    adjusted = holm(p)
+    order = sorted(p, key=p.get)
+    for i, key in enumerate(order):
+        want = min(1.0, max((len(p) - j) * p[order[j]] for j in range(i + 1)))
+        assert adjusted[key] == pytest.approx(want)
+
+
+def test_a_t_interval_over_seeds_and_none_for_one_run() -> None:
+    lo, hi = seed_interval([0.9, 0.8])
+    assert (lo, hi) == pytest.approx((0.85 - 12.7062047 * 0.05, 0.85 + 12.7062047 * 0.05))
+    assert np.isnan(seed_interval([0.9])).all()
+
+
+def test_the_split_is_fixed_by_seed_disjoint_and_the_same_for_every_model() -> None:
+    sel, score = split_half(101, 3, "all")
+    assert len(sel) == 50 and len(score) == 51 and not set(sel) & set(score)
+    assert (split_half(101, 3, "all")[0] == sel).all()
+    assert not (split_half(101, 4, "all")[0] == sel).all()
+    parts = {"score": np.arange(10.0), "label": np.r_[np.zeros(6), np.ones(4)]}
+    got = halves("auroc", parts, 0)
+    assert sorted([*got["select"], *got["score"]]) == list(range(10))
+    for half in got.values():  # both classes in each half
+        assert set(parts["label"][half]) == {0.0, 1.0}
+
+
+def _ood_rows(seed: int, measures: dict[str, np.ndarray], labels: np.ndarray) -> list[dict]:
+    return [{"model": "m", "run": seed, "seed": seed, "task": "ood", "dataset": "u",
+             "setting": {}, "measure": name, "metric": "auroc",
+             "value": roc_auc_score(labels, s) if np.ptp(s) else 0.5,
+             "examples": {"score": s, "label": labels}} for name, s in measures.items()]
+
+
+def test_a_measure_best_on_the_selection_half_is_scored_on_the_other_half() -> None:
+    # "cheat" ranks the selection half perfectly and the scoring half backwards; "honest" is
+    # moderately good on both. The choice may fall on cheat, but its number must be the
+    # scoring half's (low), never the in-sample one.
+    rng = np.random.default_rng(8)
+    labels = np.r_[np.zeros(200), np.ones(200)]
+    split = halves("auroc", {"score": np.zeros(400), "label": labels}, 0)
+    cheat = np.where(labels == 1, 1.0, 0.0)
+    cheat[split["score"]] = 1.0 - cheat[split["score"]]  # backwards where it is scored
+    honest = rng.normal(labels * 1.5, 1.0)
+    rows = pd.DataFrame(_ood_rows(0, {"cheat": cheat, "honest": honest}, labels))
+    value, best = best_measure(rows, "auroc")
+    assert best["m"] == "cheat"  # the best on the selection half, by construction
+    scored = roc_auc_score(labels[split["score"]], cheat[split["score"]])
+    assert value[("m", 0)] == pytest.approx(scored) == pytest.approx(0.0)
+    assert value.attrs["half"] == "score"
+    # Where it is scored, the selection half plays no part: changing it moves nothing.
+    moved = cheat.copy()
+    moved[split["select"]] = 0.5
+    rows2 = pd.DataFrame(_ood_rows(0, {"cheat": moved, "honest": honest}, labels))
+    rows2.loc[rows2["measure"] == "cheat", "examples"] = [{"score": moved, "label": labels}]
+    value2, best2 = best_measure(rows2, "auroc")
+    assert best2["m"] == "honest"
+
+
+def test_a_constant_measure_is_never_chosen() -> None:
+    # bald of a deterministic model: 0 everywhere, AUROC 1/2 by ties alone; every informative
+    # measure below 1/2 (the fidelity task of issue 40), so in-sample bald would win.
+    rng = np.random.default_rng(9)
+    labels = np.r_[np.zeros(100), np.ones(100)]
+    bad = rng.normal(-0.3 * labels, 1.0)  # AUROC below 1/2
+    rows = pd.DataFrame(_ood_rows(0, {"bald": np.zeros(200), "entropy": bad}, labels))
+    _, best = best_measure(rows, "auroc")
+    assert best["m"] == "entropy"
