@@ -20,6 +20,7 @@ from robustbnn.report.escape import escape
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.protocol import run_fields
 from robustbnn.report.published import differences, find
+from robustbnn.report.ranking import cell_interval
 from robustbnn.results import names as n
 
 __all__ = ["ood_frame", "ood_markdown"]
@@ -63,8 +64,12 @@ def _published(group: pd.DataFrame, runs: list[dict] | None) -> tuple[float, str
 def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataFrame:
     """Every OOD number averaged over runs, with the published value (percent) and delta.
 
-    Columns: ``model, dataset, measure, metric, mean, std, runs, paper, table, differs,
-    delta``. ``paper`` is the published value where a paper reports this model, set, measure
+    Columns: ``model, dataset, measure, metric, mean, std, lo, hi, runs, paper, table,
+    differs, delta, inside``. ``lo`` and ``hi`` bound the 95% interval of ``mean``
+    (:func:`robustbnn.report.ranking.cell_interval`: over test examples and runs for the
+    AUROC, whose per-example scores the runs keep; the t interval of the runs otherwise);
+    ``inside`` says whether the published value lies in it (empty where no delta is shown).
+    ``paper`` is the published value where a paper reports this model, set, measure
     and metric; ``delta`` = 100 x mean − paper, in points, only when the runs followed the
     published protocol (``differs`` empty, :func:`robustbnn.report.published.differences`);
     otherwise ``differs`` names each field that departs from it and ``delta`` is NaN.
@@ -82,6 +87,9 @@ def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataF
     grouped = per_run.groupby(level=keys, sort=False)
     frame = pd.DataFrame({"mean": grouped.mean(), "std": grouped.std(ddof=1),
                           "runs": grouped.size()}).reset_index()
+    bounds = [cell_interval(g) for _, g in ood.groupby(keys, sort=False)]
+    frame.insert(frame.columns.get_loc("std") + 1, "lo", [b[0] for b in bounds])
+    frame.insert(frame.columns.get_loc("lo") + 1, "hi", [b[1] for b in bounds])
     papers = [_published(g, runs if runs is not None else [])
               for _, g in ood.groupby(keys, sort=False)]
     frame["paper"] = pd.Series([p[0] for p in papers], dtype="float64")
@@ -89,6 +97,9 @@ def ood_frame(results: pd.DataFrame, runs: list[dict] | None = None) -> pd.DataF
     frame["differs"] = [p[2] for p in papers]
     same = frame["differs"] == ""
     frame["delta"] = (100 * frame["mean"] - frame["paper"]).where(same)
+    inside = (100 * frame["lo"] <= frame["paper"]) & (frame["paper"] <= 100 * frame["hi"])
+    frame["inside"] = [("yes" if i else "no") if pd.notna(d) and pd.notna(lo) else ""
+                       for i, d, lo in zip(inside, frame["delta"], frame["lo"], strict=True)]
     return frame
 
 
@@ -98,6 +109,9 @@ def _cell(row: pd.Series | None) -> str:
     if math.isnan(row["mean"]):
         return NAN
     text = f"{100 * row['mean']:.2f}"
+    lo, hi = row.get("lo", math.nan), row.get("hi", math.nan)
+    if not (math.isnan(lo) or math.isnan(hi)) and lo != hi:
+        return f"{text} [{100 * lo:.1f}, {100 * hi:.1f}]"
     if not math.isnan(row["std"]):
         text += f" ± {100 * row['std']:.2f}"
     return text
@@ -108,7 +122,9 @@ def _paper(row: pd.Series | None) -> tuple[str, str]:
         return "–", "–"
     if row["differs"]:  # another protocol: a reference, never a delta
         return f"({row['paper']:.2f})", "–"
-    return f"{row['paper']:.2f}", f"{row['delta']:+.2f}"
+    inside = {"yes": " (in our 95% interval)", "no": " (outside it)"}.get(
+        str(row.get("inside", "")), "")
+    return f"{row['paper']:.2f}", f"{row['delta']:+.2f}{inside}"
 
 
 def _with_paper(row: pd.Series | None, show: bool) -> list[str]:

@@ -54,8 +54,12 @@ _BATCH = 250  # resamples evaluated at once (memory: batch x examples)
 MEAN_METRICS = frozenset({n.ACCURACY, n.NLL, n.BRIER, n.EXPECTED_ACCURACY, n.ALL_K_ACCURACY,
                           n.DETECTION_AWARE_ACCURACY, n.TARGET_SUCCESS})
 # Ranking metrics with an interval: the prefix of their ``score`` and ``label`` parts.
-RANKING_PARTS = {n.AUROC: "", n.ADVERSARY_DETECTION: f"{n.ADVERSARY_DETECTION}_",
+RANKING_PARTS = {n.AUROC: "", n.AUPR_IN: "", n.AUPR_OUT: "", n.FPR_AT_95_TPR: "",
+                 n.ADVERSARY_DETECTION: f"{n.ADVERSARY_DETECTION}_",
                  n.ERROR_DETECTION: f"{n.ERROR_DETECTION}_"}
+# The ranking metrics read off the ROC or PR curve of the resample (the others are AUROCs).
+CURVE_METRICS = frozenset({n.AUPR_IN, n.AUPR_OUT, n.FPR_AT_95_TPR})
+TPR_LEVEL = 0.95  # of fpr_at_95_tpr
 ECE_BINS = 15  # as robustbnn.metrics.classification.ece's default, which the rows use
 
 
@@ -105,6 +109,9 @@ class Component:
             at = strata[0][draws[0]]
             return _ece(np.asarray(parts["confidence"], np.float64)[at],
                         np.asarray(parts[n.ACCURACY], np.float64)[at])
+        if metric in CURVE_METRICS:
+            score = np.asarray(parts["score"], np.float64)
+            return _curve(metric, score[strata[0]], score[strata[1]], draws[0], draws[1])
         if metric in RANKING_PARTS:
             score = np.asarray(parts[RANKING_PARTS[metric] + "score"], np.float64)
             return _auroc(score[strata[0]], score[strata[1]], draws[0], draws[1])
@@ -146,6 +153,30 @@ def _auroc(neg: np.ndarray, pos: np.ndarray, draw_neg: np.ndarray,
     per_pos = cum[:, below] + 0.5 * (cum[:, upto] - cum[:, below])  # (batch, n1)
     wins = (_counts(draw_pos, len(pos)) * per_pos).sum(-1)
     return wins / (draw_neg.shape[-1] * draw_pos.shape[-1])
+
+
+def _curve(metric: str, neg: np.ndarray, pos: np.ndarray, draw_neg: np.ndarray,
+           draw_pos: np.ndarray) -> np.ndarray:
+    """AUPR-in, AUPR-out or FPR at 95% TPR of each resample, as
+    :mod:`robustbnn.metrics.ranking` defines them (tied scores one threshold; average
+    precision as the step sum), from the multiplicities of the resampled examples."""
+    scores = np.r_[neg, pos]
+    positive = np.r_[np.zeros(len(neg)), np.ones(len(pos))]  # OOD
+    weight = np.concatenate([_counts(draw_neg, len(neg)), _counts(draw_pos, len(pos))], -1)
+    if metric == n.AUPR_IN:  # in-distribution positive, ranked by certainty
+        scores, positive = -scores, 1 - positive
+    order = np.argsort(scores, kind="mergesort")[::-1]
+    scores, positive, weight = scores[order], positive[order], weight[:, order]
+    last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]  # ends of tied runs
+    tps = np.cumsum(weight * positive, axis=-1)[:, last]
+    fps = np.cumsum(weight * (1 - positive), axis=-1)[:, last]
+    if metric == n.FPR_AT_95_TPR:
+        tpr, fpr = tps / tps[:, -1:], fps / fps[:, -1:]
+        return np.take_along_axis(fpr, np.argmax(tpr >= TPR_LEVEL, -1)[:, None], -1)[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.nan_to_num(tps / (tps + fps))
+    recall = tps / tps[:, -1:]
+    return (np.diff(recall, prepend=0.0, axis=-1) * precision).sum(-1)
 
 
 def _ece(confidence: np.ndarray, correct: np.ndarray) -> np.ndarray:

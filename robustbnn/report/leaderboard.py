@@ -19,8 +19,8 @@ import pandas as pd
 from robustbnn.errors import ConfigError
 from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
-from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.intervals import LEVEL
+from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.ranking import (
     Ranking,
     column_intervals,
@@ -28,9 +28,9 @@ from robustbnn.report.ranking import (
     rank_models,
     ranking_json,
 )
-from robustbnn.results import names as n
 from robustbnn.report.robust_columns import UPPER_BOUND
 from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
+from robustbnn.results import names as n
 
 __all__ = ["DEFAULT_SORT", "DEFAULT_SORTS", "NAN_NOTE", "UPPER_BOUND_MARK", "Leaderboard",
            "default_sort", "format_cell", "leaderboard", "tidy", "to_csv", "to_json",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from robustbnn.report.escape import escape
+from robustbnn.report.ranking import cell_interval
 from robustbnn.results.schema import group_mean
 
 # escape: re-exported
@@ -50,14 +51,18 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[str]],
     return "\n".join([line(header), rule, *(line(r) for r in rows)]) + "\n"
 
 
-def mean_std(values: pd.Series) -> str:
-    """``mean ± sample std`` of per-run values (the mean alone for one run); :data:`MISSING`
-    for none, :data:`NAN` when a value is NaN."""
+def mean_std(values: pd.Series, bounds: tuple[float, float] | None = None) -> str:
+    """``mean [lo, hi]`` of per-run values with the 95% interval ``bounds``
+    (:func:`robustbnn.report.ranking.cell_interval`) when it is known, else ``mean ± sample
+    std`` (the mean alone for one run); :data:`MISSING` for none, :data:`NAN` when a value is
+    NaN."""
     if values.empty:
         return MISSING
     if values.isna().any():
         return NAN
     text = f"{values.mean():.4f}"
+    if bounds is not None and not any(math.isnan(b) for b in bounds) and bounds[0] != bounds[1]:
+        return f"{text} [{bounds[0]:.3f}, {bounds[1]:.3f}]"
     std = values.std(ddof=1) if len(values) > 1 else float("nan")
     return text if math.isnan(std) else f"{text} ± {std:.4f}"
 
@@ -73,8 +78,10 @@ def grid_table(rows: pd.DataFrame, keys: list[str], title: str,
     """A detail table: rows = ``by`` values, one column per value combination of ``keys``.
 
     Each cell is :func:`mean_std` of the per-run means of ``rows`` (which need ``value`` and
-    ``run`` columns). Columns are sorted unless ``order`` gives them; a header reads
-    ``key=value`` (numbers with ``:g``), or the value alone when ``label`` is False.
+    ``run`` columns), with its 95% interval where the rows have examples (column
+    ``examples``, :func:`robustbnn.report.ranking.cell_interval`). Columns are sorted unless
+    ``order`` gives them; a header reads ``key=value`` (numbers with ``:g``), or the value
+    alone when ``label`` is False.
     """
     per_run = group_mean(rows, [*by, *keys, "run"]).reset_index()
     found = {tuple(r) for r in per_run[keys].itertuples(index=False)}
@@ -85,10 +92,17 @@ def grid_table(rows: pd.DataFrame, keys: list[str], title: str,
             return " ".join(_label(v) for v in combo)
         return " ".join(f"{k}={_label(v)}" for k, v in zip(keys, combo, strict=True))
 
+    def cell(mine: pd.DataFrame, who: tuple, combo: tuple) -> str:
+        values = mine[(mine[keys] == list(combo)).all(axis=1)]["value"]
+        bounds = None
+        if "examples" in rows and len(values):
+            raw = rows[(rows[[*by, *keys]] == [*who, *combo]).all(axis=1)]
+            bounds = cell_interval(raw)
+        return mean_std(values, bounds)
+
     lines = []
     for who in dict.fromkeys(per_run[list(by)].itertuples(index=False, name=None)):
         mine = per_run[(per_run[list(by)] == list(who)).all(axis=1)]
-        lines.append([*who, *(mean_std(mine[(mine[keys] == list(c)).all(axis=1)]["value"])
-                              for c in combos)])
+        lines.append([*who, *(cell(mine, who, c) for c in combos)])
     right = [False] * len(by) + [True] * len(combos)
     return f"## {title}\n\n" + md_table([*by, *(head(c) for c in combos)], lines, right)

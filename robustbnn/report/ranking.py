@@ -30,7 +30,6 @@ import statistics
 import pandas as pd
 
 from robustbnn.report.column_samples import samples
-from robustbnn.results.schema import RANGES
 from robustbnn.report.intervals import (
     ALPHA,
     Comparison,
@@ -41,9 +40,10 @@ from robustbnn.report.intervals import (
     min_detectable,
     seed_interval,
 )
+from robustbnn.results.schema import RANGES
 
-__all__ = ["Ranking", "column_intervals", "p_better_than_best", "rank_models", "ranking_json",
-           "ranking_legend", "sample_size"]
+__all__ = ["Ranking", "cell_interval", "column_intervals", "p_better_than_best", "rank_models",
+           "ranking_json", "ranking_legend", "sample_size"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +119,17 @@ def column_intervals(series: pd.Series, metric: str = ""
     if found:
         size = sample_size(next(iter(found.values())), half=series.attrs.get("half", ""))
     return out, size
+
+
+def cell_interval(rows: pd.DataFrame) -> tuple[float, float]:
+    """The 95% interval of one detail-table cell: one model's rows of one setting (several
+    rows per run are averaged, as the cell is). Over examples and runs where every row has
+    examples, the t interval of the runs' values otherwise (NaN for one run)."""
+    found = samples(rows)
+    if len(found) == 1:
+        return interval(next(iter(found.values())))
+    per_run = rows.groupby("run", sort=True)["value"].mean()
+    return seed_interval(per_run.to_numpy())
 
 
 def p_better_than_best(series: pd.Series, *, higher: bool) -> dict[str, float]:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import zipfile
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -54,6 +53,7 @@ from robustbnn.report.html_page import HtmlPage
 from robustbnn.report.leaderboard import Leaderboard, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.report.legend import aspect_legend, legend_items
 from robustbnn.report.partial import partial_html, partial_json, partial_markdown
+from robustbnn.report.ranking import ranking_legend
 from robustbnn.report.refused import (
     refused_csv,
     refused_html,
@@ -61,11 +61,10 @@ from robustbnn.report.refused import (
     refused_markdown,
     refused_models,
 )
-from robustbnn.report.ranking import ranking_legend
 from robustbnn.report.separable import groups_legend
 from robustbnn.report.shift_detail import shift_markdown
 from robustbnn.report.spread import SEEDS_FILE, seed_values, seeds_json
-from robustbnn.results.examples import group_key, read_examples
+from robustbnn.results.examples import group_key, read_run_examples
 from robustbnn.results.manifest import MANIFEST, read_manifest
 from robustbnn.results.paths import link_error, linked_part, refuse_links
 from robustbnn.results.store import RunFolderError, read_results, write_text_atomic
@@ -122,14 +121,7 @@ def with_examples(results: pd.DataFrame, run_dir: Path) -> pd.DataFrame:
     """``results`` of one run with column ``examples``: per row, the per-example parts behind
     its value (:mod:`robustbnn.results.examples`), or None (a row without them, or a run of
     an older robustbnn)."""
-    found: dict[str, dict] = {}
-    for model in dict.fromkeys(results["model"]):
-        try:
-            found[model] = read_examples(run_dir, model)
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
-            logger.warning("%s: the examples of %s are unreadable (%s); its numbers get no "
-                           "interval over test examples", run_dir, model, err)
-            found[model] = {}
+    found = read_run_examples(run_dir, results["model"])
     keys = [group_key(r) for r in results[["task", "dataset", "setting", "measure"]]
             .to_dict("records")]
     parts = [found[m].get(k) for m, k in zip(results["model"], keys, strict=True)]

@@ -1,8 +1,9 @@
 """An experiment's report: our table beside the published one, with Δ only under its protocol.
 
 ``NAME.csv`` holds one line per table cell (ours per seed, mean ± std, the published value,
-Δ, and what differs from the published protocol); ``NAME.md`` lays it out with the protocol
-that ran, the budget, seeds and wall time; ``NAME.json`` records what ran and when (budget,
+Δ, what differs from the published protocol, the 95% interval of our mean and whether the
+published value lies inside it); ``NAME.md`` lays it out with the protocol that ran, the
+budget, seeds and wall time; ``NAME.json`` records what ran and when (budget,
 variant, seeds, date, runs not run) for ``reproduce --list`` (:mod:`.status`);
 ``figures/NAME_*.png`` where the paper has figures.
 """
@@ -17,13 +18,17 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from robustbnn.bench_config import BenchConfig
+from robustbnn.report.intervals import Component
 from robustbnn.report.markdown import md_table
 from robustbnn.report.protocol import recorded_model_config, run_fields
 from robustbnn.report.published import differences
-from robustbnn.reproduce.experiment import Compare, Experiment
+from robustbnn.reproduce.experiment import Experiment
+from robustbnn.reproduce.noise import delta_text, in_unit, inside, mean_interval, outside_text
+from robustbnn.results.examples import group_key
 from robustbnn.results.schema import Result
 from robustbnn.results.store import write_text_atomic
 from robustbnn.settings import model_config
@@ -34,13 +39,30 @@ __all__ = ["RunResults", "budget_changes", "compare_frame", "write_report"]
 @dataclasses.dataclass(frozen=True)
 class RunResults:
     """The rows of one run and seed, and its ``run.json`` (``run``: the model configs it
-    trained with, which protocol matching reads; empty when the run wrote none)."""
+    trained with, which protocol matching reads; empty when the run wrote none).
+
+    ``examples``: per model, per group key (:func:`~robustbnn.results.examples.group_key`),
+    the per-example parts behind its rows, as
+    :func:`~robustbnn.results.examples.read_examples` reads them from the run folder (empty
+    for a run without them: then the intervals are over seeds only).
+    """
 
     label: str
     seed: int
     config: BenchConfig
     rows: list[Result]
     run: dict[str, Any]
+    examples: dict[str, dict[str, dict[str, np.ndarray]]] = dataclasses.field(
+        default_factory=dict)
+
+    def component(self, row: Result) -> Component | None:
+        """The row's examples as a :class:`~robustbnn.report.intervals.Component`, or None
+        where the run holds none its metric can resample."""
+        parts = self.examples.get(row.model, {}).get(group_key(row.to_json()))
+        if parts is None:
+            return None
+        comp = Component(row.metric, parts)
+        return comp if comp.supported() else None
 
 
 def _matches(row: Result, model: str, match: dict[str, Any]) -> bool:
@@ -55,21 +77,21 @@ def _matches(row: Result, model: str, match: dict[str, Any]) -> bool:
     return True
 
 
-def _value(c: Compare, value: float) -> float:
-    if c.transform == "error":
-        value = 1.0 - value
-    return 100.0 * value if c.unit == "percent" else value
-
-
 def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> pd.DataFrame:
-    """One line per table cell: per-seed values, mean, std, published value, Δ, differences.
+    """One line per table cell: per-seed values, mean, std, published value, Δ, differences,
+    the 95% interval of the mean, and whether the published value lies inside it.
 
     Δ = mean − published, only where every seed's run follows the entry's protocol
-    (``differs`` empty); elsewhere ``differs`` lists the departures and Δ is NaN.
+    (``differs`` empty); elsewhere ``differs`` lists the departures and Δ is NaN. ``lo`` and
+    ``hi`` bound the mean's 95% interval in the cell's unit: a bootstrap over the test
+    examples and seeds (:func:`~robustbnn.report.intervals.interval`) where every matched
+    row has examples, else a t interval over the seeds (NaN for one seed). ``inside`` is
+    ``yes`` or ``no`` where Δ and the interval are shown, else empty.
     """
     lines = []
     for c in exp.compares(variant):
         per_seed: dict[int, float] = {}
+        sample: dict[int, list[Component | None]] = {}
         diffs: dict[str, None] = {}
         for res in results:
             if res.label != c.run:
@@ -77,7 +99,8 @@ def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> p
             rows = [r for r in res.rows if _matches(r, c.model, c.match)]
             if not rows:
                 continue
-            per_seed[res.seed] = statistics.fmean(_value(c, r.value) for r in rows)
+            per_seed[res.seed] = statistics.fmean(in_unit(c, r.value) for r in rows)
+            sample[res.seed] = [res.component(r) for r in rows]
             if c.entry is not None:
                 base = run_fields(dataclasses.asdict(res.config),  # once per cell
                                   recorded_model_config(res.run, c.model))
@@ -90,9 +113,12 @@ def compare_frame(exp: Experiment, variant: str, results: list[RunResults]) -> p
         paper = c.entry.value if c.entry is not None else math.nan
         differs = "; ".join(diffs)
         delta = mean - paper if c.entry is not None and not differs and values else math.nan
+        lo, hi = mean_interval(c, [sample[s] for s in per_seed], values)
+        shown = not math.isnan(delta) and not math.isnan(lo)
         lines.append({"row": c.row, "column": c.column, "run": c.run, "model": c.model,
                       "unit": c.unit, "seeds": len(values), "mean": mean, "std": std,
-                      "paper": paper, "delta": delta, "differs": differs,
+                      "paper": paper, "delta": delta, "differs": differs, "lo": lo, "hi": hi,
+                      "inside": inside(paper, lo, hi) if shown else "",
                       **{f"seed{s}": v for s, v in sorted(per_seed.items())}})
     return pd.DataFrame(lines)
 
@@ -135,9 +161,13 @@ def _fmt(value: float, unit: str) -> str:
 
 
 def _ours(line: pd.Series) -> str:
+    """``mean ± std [lo, hi]``: the std where several seeds, the interval where there is one."""
     text = _fmt(line["mean"], line["unit"])
     if not math.isnan(line["std"]):
         text += f" ± {_fmt(line['std'], line['unit'])}"
+    lo, hi = line.get("lo", math.nan), line.get("hi", math.nan)
+    if not (math.isnan(lo) or math.isnan(hi)):
+        text += f" [{_fmt(lo, line['unit'])}, {_fmt(hi, line['unit'])}]"
     return text
 
 
@@ -258,21 +288,26 @@ def _comparison(frame: pd.DataFrame) -> list[str]:
     compared = frame[frame["delta"].notna()] if len(frame) else frame
     worst = compared.loc[compared["delta"].abs().idxmax()] if len(compared) else None
     md = ["## Ours beside the published numbers\n",
-          "Mean ± sample std over seeds. Δ = ours − published, shown only where the run "
-          "followed the published protocol; a published value in parentheses held under "
-          "another protocol (what differs is listed below).\n"]
+          "Mean ± sample std over seeds, and in brackets the 95% interval of our mean: a "
+          "bootstrap over the test examples and the seeds, or a t interval over the seeds "
+          "where per-example values are missing (a number not computed from test examples, "
+          "such as a parameter count, or a run written before they were kept; none for one "
+          "such seed). Δ = ours − published, shown only where the run followed the published "
+          "protocol, with whether the published value lies within our interval (the noise of "
+          "our number; the published number's own is not counted); a published value in "
+          "parentheses held under another protocol (what differs is listed below).\n"]
     rows = []
     for _, line in frame.iterrows():
         paper = _fmt(line["paper"], line["unit"])
         if line["differs"] and not math.isnan(line["paper"]):
             paper = f"({paper})"
-        delta = "–" if math.isnan(line["delta"]) else f"{line['delta']:+.2f}"
-        rows.append([line["row"], line["column"], line["model"], _ours(line), paper, delta])
+        rows.append([line["row"], line["column"], line["model"], _ours(line), paper,
+                     delta_text(line)])
     md.append(md_table(["row", "column", "model", "ours", "published", "Δ"], rows))
     if worst is not None:
         md.append(f"Largest |Δ|: {worst['delta']:+.2f} ({worst['row']}, {worst['column']}); "
                   f"{len(compared)} of {int(frame['paper'].notna().sum())} published numbers "
-                  "compared under their protocol.\n")
+                  f"compared under their protocol; {outside_text(compared)}.\n")
     return md
 
 

@@ -20,6 +20,7 @@ from robustbnn.bench import BenchOptions, BenchOutcome, check_bench, print_plan,
 from robustbnn.errors import ConfigError
 from robustbnn.reproduce.experiment import BUDGETS, Experiment, Run
 from robustbnn.reproduce.report import RunResults, write_report
+from robustbnn.results.examples import read_run_examples
 
 __all__ = ["ReproduceOptions", "plan_text", "reproduce", "run_folder"]
 
@@ -147,7 +148,8 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
         folder = run_folder(exp, opts, variant, run, seed)
         recorded = folder / "run.json"  # absent when no cell finished
         info = json.loads(recorded.read_text(encoding="utf-8")) if recorded.exists() else {}
-        results.append(RunResults(run.label, seed, cfg, outcome.rows, info))
+        results.append(RunResults(run.label, seed, cfg, outcome.rows, info,
+                                  read_run_examples(folder, (r.model for r in outcome.rows))))
         compute += _cell_seconds(folder)
     seconds = time.perf_counter() - t0
     meta: dict[str, Any] = {"budget": opts.budget, "variant": variant, "seeds": list(seeds),

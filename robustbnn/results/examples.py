@@ -36,7 +36,9 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Mapping
+import logging
+import zipfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +47,10 @@ import numpy as np
 from robustbnn.results.paths import child, safe_name
 from robustbnn.results.store import write_bytes_atomic
 
-__all__ = ["FIELD", "PREFIX", "attach", "examples_path", "group_key", "read_examples", "take",
-           "write_examples"]
+__all__ = ["FIELD", "PREFIX", "attach", "examples_path", "group_key", "read_examples",
+           "read_run_examples", "take", "write_examples"]
+
+log = logging.getLogger(__name__)
 
 PREFIX = "ex/"  # the names of a cell's arrays that hold examples start with this
 FIELD = "examples"  # the key of a row dict that carries its examples until the runner takes them
@@ -127,3 +131,18 @@ def read_examples(run_dir: Path, model: str) -> dict[str, dict[str, np.ndarray]]
             key, part = name.split("/", 1)
             groups.setdefault(key, {})[part] = data[name]
     return groups
+
+
+def read_run_examples(run_dir: Path, models: Iterable[str]
+                      ) -> dict[str, dict[str, dict[str, np.ndarray]]]:
+    """Per model, :func:`read_examples`; a model whose file is unreadable gets none, with a
+    warning (its numbers get intervals over runs only)."""
+    found: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+    for model in dict.fromkeys(models):
+        try:
+            found[model] = read_examples(run_dir, model)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as err:
+            log.warning("%s: the examples of %s are unreadable (%s); its numbers get no "
+                        "interval over test examples", run_dir, model, err)
+            found[model] = {}
+    return found

@@ -5,9 +5,9 @@ A run folder's own files are
 - in ``cells/``: ``identity.json`` and the cell files ``<id>.json`` and ``<id>.npz``
   (20 hex digits);
 - the derived files the ownership record ``.robustbnn-owned.json`` lists: ``results.csv``,
-  ``results.jsonl``, ``run.json`` and every ``scores/`` and ``examples/`` file a run wrote, each recorded
-  *before* it is written; a folder of an older robustbnn (an identity but no record) owns those
-  three and ``scores/*/*.npz``; and the record itself;
+  ``results.jsonl``, ``run.json`` and every ``scores/`` and ``examples/`` file a run wrote,
+  each recorded *before* it is written; a folder of an older robustbnn (an identity but no
+  record) owns those three and ``scores/*/*.npz``; and the record itself;
 - the reports the render manifest lists (:mod:`robustbnn.results.manifest`), and the manifest.
 
 Anything else (a user's ``scores/exam2025/grades.csv``, ``notes.md``, the model cache in

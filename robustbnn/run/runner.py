@@ -21,9 +21,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from robustbnn.errors import ContractRefusal, UserError
+from robustbnn.results.examples import take as take_examples
 from robustbnn.run.cell_file import CellMissing
 from robustbnn.run.cells import Cell, CellKind
-from robustbnn.results.examples import take as take_examples
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
 from robustbnn.run.plan import Plan

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 from filelock import FileLock, Timeout
 
-from robustbnn.results.examples import PREFIX as EXAMPLES_PREFIX
 from robustbnn.errors import UserError
+from robustbnn.results.examples import PREFIX as EXAMPLES_PREFIX
 from robustbnn.results.store import write_bytes_atomic, write_text_atomic
 from robustbnn.run.cell_file import CellMissing, Outdated, encode, verify
 from robustbnn.run.cells import Cell, CellOutcome, canonical_json

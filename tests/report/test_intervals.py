@@ -48,6 +48,25 @@ def test_resampled_auroc_equals_the_auroc_of_the_materialised_resample() -> None
     assert point(comp) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
 
 
+@pytest.mark.parametrize("metric", ["aupr_in", "aupr_out", "fpr_at_95_tpr"])
+def test_resampled_curve_metrics_equal_the_metric_of_the_materialised_resample(
+        metric: str) -> None:
+    from robustbnn.metrics import ranking
+
+    rng = np.random.default_rng(10)
+    labels = np.r_[np.zeros(40), np.ones(25)]
+    scores = np.round(rng.normal(labels, 1.0), 1)  # ties within and across classes
+    comp = _rank(scores, labels)
+    comp = Component(metric, comp.parts)
+    (_, neg), (_, pos) = comp.strata()
+    draw_neg, draw_pos = rng.integers(0, 40, (6, 40)), rng.integers(0, 25, (6, 25))
+    got = comp.values([draw_neg, draw_pos])
+    fn = getattr(ranking, metric)
+    for b in range(6):
+        s = np.r_[scores[neg][draw_neg[b]], scores[pos][draw_pos[b]]]
+        assert got[b] == pytest.approx(fn(np.r_[np.zeros(40), np.ones(25)], s), abs=1e-12)
+
+
 def test_resampled_ece_equals_the_metric_of_the_materialised_resample() -> None:
     rng = np.random.default_rng(1)
     p = rng.dirichlet(np.ones(4), size=60)
