@@ -12,7 +12,12 @@ import dataclasses
 
 import pandas as pd
 
-from robustbnn.report.column_samples import constant_scores, has_examples, split_value
+from robustbnn.report.column_samples import (
+    ColumnRows,
+    constant_scores,
+    has_examples,
+    split_value,
+)
 from robustbnn.results.schema import HIGHER_IS_BETTER, group_mean
 
 __all__ = ["ASPECTS", "ATTACKS", "Column", "FIDELITY", "OOD", "OUT_OF_SAMPLE", "ROBUSTNESS",
@@ -77,8 +82,8 @@ class Column:
 
 def per_run(rows: pd.DataFrame, *, half: str = "") -> pd.Series:
     """Mean value per (model, run): one number, as each selection holds one row per run (NaN
-    when one of them is NaN). The rows come along in the Series' ``attrs["rows"]``, for the
-    intervals (:mod:`robustbnn.report.column_samples`).
+    when one of them is NaN). The rows come along in the Series' ``attrs["column"]``
+    (:class:`~robustbnn.report.column_samples.ColumnRows`), for the intervals.
 
     Args:
         rows: The column's rows.
@@ -89,7 +94,7 @@ def per_run(rows: pd.DataFrame, *, half: str = "") -> pd.Series:
     if half and len(rows):
         rows = rows.assign(value=[split_value(r, half) for r in rows.itertuples(index=False)])
     out = group_mean(rows, ["model", "run"])
-    out.attrs = {"rows": rows, "half": half}
+    out.attrs = {"column": ColumnRows(rows, half)}
     return out
 
 

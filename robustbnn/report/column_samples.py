@@ -16,10 +16,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from robustbnn.report.intervals import RANKING_PARTS, Component, Sample, point, split_half
+from robustbnn.report.intervals import (
+    RANKING_PARTS,
+    Component,
+    Sample,
+    distribution,
+    point,
+    split_half,
+)
 
-__all__ = ["EXAMPLES", "HALVES", "constant_scores", "component", "halves", "has_examples",
-           "samples", "split_value"]
+__all__ = ["EXAMPLES", "HALVES", "ColumnRows", "carried", "constant_scores", "component",
+           "halves", "has_examples", "samples", "split_value"]
 
 EXAMPLES = "examples"  # the results column holding a row's parts (or None)
 HALVES = ("select", "score")
@@ -95,3 +102,49 @@ def samples(rows: pd.DataFrame, half: str = "") -> dict[str, Sample]:
         else:
             out[str(model)] = per_run
     return out
+
+
+class ColumnRows:
+    """The rows behind a column's values (:func:`robustbnn.report.column.per_run`), carried in
+    the values' ``attrs["column"]``, with the samples and bootstrap distributions computed
+    from them once (:mod:`robustbnn.report.ranking` reads a column three times).
+
+    pandas deep-copies ``attrs`` into the result of nearly every operation on a Series; a
+    copy of the rows and their examples each time would cost more than the intervals, so a
+    copy of this object is the object itself.
+
+    Args:
+        rows: The column's rows (with ``examples`` when the run kept them).
+        half: ``"score"`` when the values are those of the scoring half of a split.
+    """
+
+    def __init__(self, rows: pd.DataFrame, half: str = "") -> None:
+        self.rows, self.half = rows, half
+        self._samples: dict[str, Sample] | None = None
+        self._dists: dict[str, np.ndarray] = {}
+
+    def __copy__(self) -> ColumnRows:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> ColumnRows:
+        return self
+
+    @property
+    def samples(self) -> dict[str, Sample]:
+        """Per model, its :data:`~robustbnn.report.intervals.Sample` (:func:`samples`)."""
+        if self._samples is None:
+            self._samples = samples(self.rows, self.half)
+        return self._samples
+
+    def distribution(self, model: str) -> np.ndarray:
+        """The model's bootstrap distribution (:func:`robustbnn.report.intervals.distribution`),
+        computed once."""
+        if model not in self._dists:
+            self._dists[model] = distribution(self.samples[model])
+        return self._dists[model]
+
+
+def carried(series: pd.Series) -> ColumnRows | None:
+    """The :class:`ColumnRows` a column's values carry, or None."""
+    found = series.attrs.get("column")
+    return found if isinstance(found, ColumnRows) else None

@@ -26,6 +26,7 @@ from robustbnn.report.column import (
     best_measure,
     per_run,
 )
+from robustbnn.report.column_samples import carried
 from robustbnn.report.robust_columns import robustness_columns
 from robustbnn.report.shift_columns import shift_columns
 from robustbnn.results import names as n
@@ -206,7 +207,8 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     for family in FAMILIES:
         for col, series in family(results):
             if len(series):
-                if series.attrs.get("half") == "score":
+                rows = carried(series)
+                if rows is not None and rows.half == "score":
                     col = dataclasses.replace(col, chosen=OUT_OF_SAMPLE)
                 cols.append(col)
                 values[col.key] = series

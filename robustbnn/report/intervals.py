@@ -3,11 +3,21 @@
 A leaderboard number is a mean over runs (seeds) of a metric of test examples: an accuracy of
 100 attacked points, an AUROC of 1,000 in-distribution against 1,000 OOD images. Its sampling
 error has two sources: which test points were drawn, and which seeds. :func:`interval` gives a
-95% percentile interval that covers both, by ``scipy.stats.bootstrap`` over two kinds of
-independent samples at once: the runs (resampled with replacement, when there are several)
-and the test examples (resampled with replacement, the same draw for every run, because the
-runs score the same test points). Rankings are resampled within each class (a stratified
-bootstrap, as rliable's), so every draw has both classes.
+95% percentile interval that covers both, a bootstrap over two kinds of independent samples
+at once: the runs (resampled with replacement, when there are several) and the test examples
+(resampled with replacement, the same draw for every run, because the runs score the same
+test points). Rankings are resampled within each class (a stratified bootstrap, as
+rliable's), so every draw has both classes.
+
+A resample of the examples is drawn as its multiplicities (how often each example occurs),
+so every metric is a weighted sum over the examples: a mean is one matrix product, an AUROC
+a cumulative sum over the sorted scores. ``scipy.stats.bootstrap`` draws index arrays and
+evaluates a statistic on each gathered copy; a report bootstraps some ten thousand numbers,
+and weighted sums make that about twenty times faster. The resampling scheme is the same;
+``tests/report/test_intervals.py`` checks the intervals against ``scipy.stats.bootstrap``'s
+percentile intervals and their coverage by simulation. Each stratum's draws come from a
+stream of their own (:func:`distribution`), so a model's distribution is computed once and
+reused for every comparison it enters.
 
 A column's value in one run may be the mean of several rows (the 15 MNIST-C corruptions of
 the same 500 points, the OOD sets of one measure): every :class:`Component` whose examples are
@@ -30,8 +40,9 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -39,9 +50,9 @@ from scipy import stats
 
 from robustbnn.results import names as n
 
-__all__ = ["ALPHA", "LEVEL", "MEAN_METRICS", "N_RESAMPLES", "POWER", "RANKING_PARTS",
-           "Comparison", "Component", "compare", "holm", "interval", "min_detectable",
-           "point", "seed_interval", "split_half"]
+__all__ = ["ALPHA", "CURVE_METRICS", "LEVEL", "MEAN_METRICS", "N_RESAMPLES", "POWER",
+           "RANKING_PARTS", "Comparison", "Component", "compare", "counts", "distribution",
+           "holm", "interval", "min_detectable", "point", "seed_interval", "split_half"]
 
 ALPHA = 0.05  # the paired tests' family-wise level (Holm); intervals are at 1 - ALPHA
 LEVEL = 1 - ALPHA  # every interval's confidence level, 0.95
@@ -98,23 +109,25 @@ class Component:
             out.append((f"{role}:{len(positions)}:{self.tag}", positions))
         return out
 
-    def values(self, draws: Sequence[np.ndarray]) -> np.ndarray:
-        """The metric on each resample: ``draws`` holds one (batch, size) array per stratum
-        (:meth:`strata` order) of indices into that stratum's positions; returns (batch,)."""
+    def values(self, weights: Sequence[np.ndarray]) -> np.ndarray:
+        """The metric on each resample: ``weights`` holds one (batch, size) array per stratum
+        (:meth:`strata` order), how often each of its examples occurs in the resample (the
+        multiplicities of drawing ``size`` of them with replacement); returns (batch,)."""
         metric, parts = self.metric, self.parts
         strata = [pos for _, pos in self.strata()]
         if metric in MEAN_METRICS:
-            return np.asarray(parts[metric], dtype=np.float64)[strata[0]][draws[0]].mean(-1)
+            x = np.asarray(parts[metric], dtype=np.float64)[strata[0]]
+            return weights[0] @ x / len(x)
         if metric == n.ECE:
-            at = strata[0][draws[0]]
+            at = strata[0]
             return _ece(np.asarray(parts["confidence"], np.float64)[at],
-                        np.asarray(parts[n.ACCURACY], np.float64)[at])
+                        np.asarray(parts[n.ACCURACY], np.float64)[at], weights[0])
         if metric in CURVE_METRICS:
             score = np.asarray(parts["score"], np.float64)
-            return _curve(metric, score[strata[0]], score[strata[1]], draws[0], draws[1])
+            return _curve(metric, score[strata[0]], score[strata[1]], weights[0], weights[1])
         if metric in RANKING_PARTS:
             score = np.asarray(parts[RANKING_PARTS[metric] + "score"], np.float64)
-            return _auroc(score[strata[0]], score[strata[1]], draws[0], draws[1])
+            return _auroc(score[strata[0]], score[strata[1]], weights[0], weights[1])
         raise KeyError(f"no interval for metric {metric!r}")
 
     def supported(self) -> bool:
@@ -131,45 +144,50 @@ class Component:
         return len(self.strata()[0][1]) > 0
 
 
-def _counts(draws: np.ndarray, size: int) -> np.ndarray:
-    """How often each of ``size`` positions occurs in each row of ``draws`` (batch, k)."""
+def counts(draws: np.ndarray, size: int) -> np.ndarray:
+    """How often each of ``size`` positions occurs in each row of ``draws`` (batch, k): the
+    multiplicities :meth:`Component.values` takes, (batch, size).
+
+    Example:
+        >>> counts(np.array([[0, 0, 2]]), 3).tolist()
+        [[2.0, 0.0, 1.0]]
+    """
     batch = draws.shape[0]
     flat = (np.arange(batch)[:, None] * size + draws).ravel()
     return np.bincount(flat, minlength=batch * size).reshape(batch, size).astype(np.float64)
 
 
-def _auroc(neg: np.ndarray, pos: np.ndarray, draw_neg: np.ndarray,
-           draw_pos: np.ndarray) -> np.ndarray:
+def _auroc(neg: np.ndarray, pos: np.ndarray, w_neg: np.ndarray,
+           w_pos: np.ndarray) -> np.ndarray:
     """AUROC of the resampled positives over the resampled negatives (ties count 1/2), the
     Mann-Whitney statistic, in O(batch x (n0 + n1)): each positive's count of negatives
     below it (and tied) is a difference of cumulative multiplicities over the sorted
-    negatives. ``neg`` (n0,), ``pos`` (n1,) scores; draws (batch, n0), (batch, n1)."""
+    negatives. ``neg`` (n0,), ``pos`` (n1,) scores; multiplicities (batch, n0), (batch, n1)."""
     order = np.argsort(neg, kind="stable")
     sorted_neg = neg[order]
     below = np.searchsorted(sorted_neg, pos, side="left")  # (n1,)
     upto = np.searchsorted(sorted_neg, pos, side="right")
-    weight = _counts(draw_neg, len(neg))[:, order]  # multiplicities, sorted order
-    cum = np.concatenate([np.zeros((weight.shape[0], 1)), weight.cumsum(-1)], axis=-1)
+    cum = np.concatenate([np.zeros((w_neg.shape[0], 1)), w_neg[:, order].cumsum(-1)], axis=-1)
     per_pos = cum[:, below] + 0.5 * (cum[:, upto] - cum[:, below])  # (batch, n1)
-    wins = (_counts(draw_pos, len(pos)) * per_pos).sum(-1)
-    return wins / (draw_neg.shape[-1] * draw_pos.shape[-1])
+    return (w_pos * per_pos).sum(-1) / (len(neg) * len(pos))
 
 
-def _curve(metric: str, neg: np.ndarray, pos: np.ndarray, draw_neg: np.ndarray,
-           draw_pos: np.ndarray) -> np.ndarray:
+def _curve(metric: str, neg: np.ndarray, pos: np.ndarray, w_neg: np.ndarray,
+           w_pos: np.ndarray) -> np.ndarray:
     """AUPR-in, AUPR-out or FPR at 95% TPR of each resample, as
     :mod:`robustbnn.metrics.ranking` defines them (tied scores one threshold; average
     precision as the step sum), from the multiplicities of the resampled examples."""
     scores = np.r_[neg, pos]
     positive = np.r_[np.zeros(len(neg)), np.ones(len(pos))]  # OOD
-    weight = np.concatenate([_counts(draw_neg, len(neg)), _counts(draw_pos, len(pos))], -1)
+    weight = np.concatenate([w_neg, w_pos], -1)
     if metric == n.AUPR_IN:  # in-distribution positive, ranked by certainty
         scores, positive = -scores, 1 - positive
     order = np.argsort(scores, kind="mergesort")[::-1]
-    scores, positive, weight = scores[order], positive[order], weight[:, order]
+    scores, positive = scores[order], positive[order]
     last = np.r_[np.flatnonzero(np.diff(scores)), len(scores) - 1]  # ends of tied runs
-    tps = np.cumsum(weight * positive, axis=-1)[:, last]
-    fps = np.cumsum(weight * (1 - positive), axis=-1)[:, last]
+    pos_w = weight[:, order] * positive
+    tps = np.cumsum(pos_w, axis=-1)[:, last]
+    fps = np.cumsum(weight[:, order] - pos_w, axis=-1)[:, last]
     if metric == n.FPR_AT_95_TPR:
         tpr, fpr = tps / tps[:, -1:], fps / fps[:, -1:]
         return np.take_along_axis(fpr, np.argmax(tpr >= TPR_LEVEL, -1)[:, None], -1)[:, 0]
@@ -179,21 +197,20 @@ def _curve(metric: str, neg: np.ndarray, pos: np.ndarray, draw_neg: np.ndarray,
     return (np.diff(recall, prepend=0.0, axis=-1) * precision).sum(-1)
 
 
-def _ece(confidence: np.ndarray, correct: np.ndarray) -> np.ndarray:
-    """ECE with :data:`ECE_BINS` right-closed equal-width bins per row, as
-    :func:`robustbnn.metrics.classification.ece`; (batch, n) each -> (batch,)."""
+def _ece(confidence: np.ndarray, correct: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """ECE with :data:`ECE_BINS` right-closed equal-width bins, as
+    :func:`robustbnn.metrics.classification.ece`, of each resample: ``confidence`` and
+    ``correct`` (n,), multiplicities (batch, n) -> (batch,)."""
     edges = np.linspace(0, 1, ECE_BINS + 1)[1:-1]
     bins = np.searchsorted(edges, confidence, side="left")  # torch.bucketize's bins
-    batch, size = confidence.shape
-    flat = (np.arange(batch)[:, None] * ECE_BINS + bins).ravel()
-    gap = np.bincount(flat, weights=(correct - confidence).ravel(), minlength=batch * ECE_BINS)
-    return np.abs(gap.reshape(batch, ECE_BINS)).sum(-1) / size
+    gaps = np.zeros((len(confidence), ECE_BINS))
+    gaps[np.arange(len(confidence)), bins] = correct - confidence
+    return np.abs(weight @ gaps).sum(-1) / len(confidence)
 
 
 def point(component: Component) -> float:
     """The component's metric on all of its examples (no resampling)."""
-    return float(component.values([np.arange(len(pos))[None, :]
-                                   for _, pos in component.strata()])[0])
+    return float(component.values([np.ones((1, len(pos))) for _, pos in component.strata()])[0])
 
 
 def split_half(size: int, seed: int, role: str) -> tuple[np.ndarray, np.ndarray]:
@@ -215,83 +232,67 @@ def split_half(size: int, seed: int, role: str) -> tuple[np.ndarray, np.ndarray]
 Sample = Sequence[Sequence[Component]]
 
 
-class _Draws:
-    """The bootstrap's samples for some models' columns: the runs and one sample of positions
-    per stratum key; turns scipy's resamples into each model's values."""
-
-    def __init__(self, samples: Sequence[Sample]) -> None:
-        runs = {len(s) for s in samples}
-        if len(runs) != 1:
-            raise ValueError(f"models compared on different numbers of runs: {sorted(runs)}")
-        self.runs = runs.pop()
-        self.keys: dict[str, int] = {}
-        for sample in samples:
-            for comps in sample:
-                for comp in comps:
-                    for key, pos in comp.strata():
-                        self.keys.setdefault(key, len(pos))
-        self.order = list(self.keys)
-
-    def data(self) -> tuple[np.ndarray, ...]:
-        """scipy's samples: the run positions (with several runs), then 0..size-1 per key."""
-        runs = (np.arange(self.runs),) if self.runs > 1 else ()
-        return (*runs, *(np.arange(self.keys[k]) for k in self.order))
-
-    def values(self, sample: Sample, resampled: Sequence[np.ndarray]) -> np.ndarray:
-        """Per resample, the sample's mean over the resampled runs of its runs' values."""
-        resampled = [np.atleast_2d(r) for r in resampled]
-        runs, rest = (resampled[0], resampled[1:]) if self.runs > 1 else (None, resampled)
-        by_key = dict(zip(self.order, rest, strict=True))
-        per_run = np.stack([self._run(comps, by_key) for comps in sample], axis=-1)
-        if runs is None:
-            return per_run.mean(-1)
-        return np.take_along_axis(per_run, runs, axis=-1).mean(-1)
-
-    def per_run(self, sample: Sample, resampled: Sequence[np.ndarray]) -> np.ndarray:
-        """Per resample and run, the run's value on the resampled examples, (batch, R)."""
-        resampled = [np.atleast_2d(r) for r in resampled]
-        rest = resampled[1:] if self.runs > 1 else resampled
-        by_key = dict(zip(self.order, rest, strict=True))
-        return np.stack([self._run(comps, by_key) for comps in sample], axis=-1)
-
-    @staticmethod
-    def _run(comps: Sequence[Component], by_key: dict[str, np.ndarray]) -> np.ndarray:
-        values = [c.values([by_key[key] for key, _ in c.strata()]) for c in comps]
-        return np.mean(values, axis=0)
+@functools.lru_cache(maxsize=32)
+def _weights(key: str, size: int, start: int, batch: int) -> np.ndarray:
+    """The multiplicities of resamples ``start`` to ``start + batch`` of one stratum key's
+    ``size`` examples, (batch, size), from a stream of the key's own: the same draws for a
+    key whatever else is resampled, so every model (and every row) on those points is
+    resampled alike and a model's distribution can be reused across comparisons. Cached: the
+    rows of one table share a few keys."""
+    digest = int(hashlib.sha256(key.encode()).hexdigest()[:15], 16)
+    rng = np.random.default_rng([SEED, digest, start])
+    out = counts(rng.integers(0, size, (batch, size)), size)
+    out.flags.writeable = False
+    return out
 
 
-def _bootstrap(draws: _Draws, statistic: object) -> np.ndarray:
-    """The bootstrap distribution of ``statistic`` (a function of the resampled samples)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # a constant distribution (all correct) is a result
-        res = stats.bootstrap(draws.data(), statistic, paired=False, vectorized=True,
-                              n_resamples=N_RESAMPLES, batch=_BATCH, method="percentile",
-                              confidence_level=LEVEL, random_state=np.random.default_rng(SEED))
-    return np.asarray(res.bootstrap_distribution)
+def distribution(sample: Sample, resamples: int = N_RESAMPLES) -> np.ndarray:
+    """Per bootstrap resample of the test examples and per run, the run's value, shape
+    (resamples, runs): every run on the same resample of the points (the runs score the same
+    test points), every component of one stratum key on the same draw."""
+    keys = {key: len(pos) for comps in sample for comp in comps for key, pos in comp.strata()}
+    out = []
+    for start in range(0, resamples, _BATCH):
+        batch = min(_BATCH, resamples - start)
+        weights = {key: _weights(key, size, start, batch) for key, size in keys.items()}
+        out.append(np.stack([np.mean([c.values([weights[k] for k, _ in c.strata()])
+                                      for c in comps], axis=0) for comps in sample], axis=-1))
+    return np.concatenate(out)
+
+
+def _run_draws(runs: int, resamples: int) -> np.ndarray | None:
+    """The runs of each resample, drawn with replacement (None for one run), (N, runs)."""
+    if runs < 2:
+        return None
+    return np.random.default_rng([SEED, runs]).integers(0, runs, (resamples, runs))
+
+
+def _mean_over_runs(dist: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
+    return dist.mean(-1) if draws is None else np.take_along_axis(dist, draws, -1).mean(-1)
 
 
 def _percentiles(dist: np.ndarray) -> tuple[float, float]:
-    lo, hi = np.percentile(dist, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)], axis=-1)
+    lo, hi = np.percentile(dist, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
     return float(lo), float(hi)
 
 
-def interval(sample: Sample) -> tuple[float, float]:
+def interval(sample: Sample | np.ndarray, resamples: int = N_RESAMPLES) -> tuple[float, float]:
     """The 95% percentile bootstrap interval of a column's run-averaged value, over the test
     examples and (with several runs) the runs; see the module docstring.
 
     Args:
         sample: Per run, the components of the run's value (each supported: see
-            :meth:`Component.supported`).
+            :meth:`Component.supported`), or its :func:`distribution`.
+        resamples: How many (for a sample; a distribution has its own).
 
     Example:
         >>> correct = {"accuracy": np.r_[np.ones(80), np.zeros(20)]}
         >>> lo, hi = interval([[Component("accuracy", correct)]])
         >>> round(lo, 2), round(hi, 2)
-        (0.72, 0.87)
+        (0.72, 0.88)
     """
-    draws = _Draws([sample])
-    dist = _bootstrap(draws, lambda *r, axis=-1: draws.values(sample, r))
-    return _percentiles(dist)
+    dist = sample if isinstance(sample, np.ndarray) else distribution(sample, resamples)
+    return _percentiles(_mean_over_runs(dist, _run_draws(dist.shape[1], len(dist))))
 
 
 def seed_interval(values: Sequence[float]) -> tuple[float, float]:
@@ -334,32 +335,47 @@ class Comparison:
     p_better: float
 
 
-def compare(a: Sample, b: Sample, *, higher: bool = True) -> Comparison:
+def compare(a: Sample | np.ndarray, b: Sample | np.ndarray, *,
+            higher: bool = True) -> Comparison:
     """Paired bootstrap comparison of two models' samples of one column (same runs, same test
-    points): the difference a - b resampled on the same examples and runs.
+    points): the difference a - b on the same resamples of the examples and the runs.
+
+    Args:
+        a: One model's sample (per run, its components), or its :func:`distribution`.
+        b: The other's, on the same runs and test points.
+        higher: Whether a higher value is better (for :attr:`Comparison.p_better`).
 
     Example:
         >>> same = {"accuracy": np.r_[np.ones(50), np.zeros(50)]}
         >>> compare([[Component("accuracy", same)]], [[Component("accuracy", same)]]).p_value
         1.0
     """
-    draws = _Draws([a, b])
-
-    def statistic(*resampled: np.ndarray, axis: int = -1) -> np.ndarray:
-        diff = draws.values(a, resampled) - draws.values(b, resampled)
-        va, vb = draws.per_run(a, resampled), draws.per_run(b, resampled)
-        beats = (va > vb) if higher else (va < vb)
-        better = (beats + 0.5 * (va == vb)).mean(-1)
-        return np.stack([diff, better])
-
-    dist = _bootstrap(draws, statistic)
-    diffs, better = dist[0], dist[1]
-    whole = [np.arange(draws.keys[k])[None, :] for k in draws.order]
-    runs = [np.arange(draws.runs)[None, :]] if draws.runs > 1 else []
-    difference = float((draws.values(a, [*runs, *whole]) - draws.values(b, [*runs, *whole]))[0])
+    da = a if isinstance(a, np.ndarray) else distribution(a)
+    db = b if isinstance(b, np.ndarray) else distribution(b)
+    if da.shape != db.shape:
+        raise ValueError(f"models compared on different numbers of runs: {da.shape[1]} and "
+                         f"{db.shape[1]}")
+    draws = _run_draws(da.shape[1], len(da))
+    diffs = _mean_over_runs(da, draws) - _mean_over_runs(db, draws)
+    beats = (da > db) if higher else (da < db)
+    better = (beats + 0.5 * (da == db)).mean()
     lo, hi = _percentiles(diffs)
     p = min(1.0, 2 * min(float((diffs <= 0).mean()), float((diffs >= 0).mean())))
-    return Comparison(difference, lo, hi, p, float(diffs.std(ddof=1)), float(better.mean()))
+    return Comparison(_point_difference(a, b, da, db), lo, hi, p, float(diffs.std(ddof=1)),
+                      float(better))
+
+
+def _point_difference(a: Sample | np.ndarray, b: Sample | np.ndarray, da: np.ndarray,
+                      db: np.ndarray) -> float:
+    """a's run-averaged value on all examples minus b's (given only their distributions, the
+    difference of the distributions' means)."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return float(np.mean(da) - np.mean(db))
+
+    def value(x: Sample) -> float:
+        return float(np.mean([np.mean([point(c) for c in comps]) for comps in x]))
+
+    return value(a) - value(b)
 
 
 def holm(p_values: Mapping[str, float]) -> dict[str, float]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from robustbnn.report.column import ATTACKS, OOD, ROBUSTNESS, SANITY, SHIFT
+from robustbnn.report.column_samples import has_examples
 from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
 from robustbnn.report.escape import escape
 from robustbnn.results import names as n
@@ -22,6 +23,15 @@ __all__ = ["EVERY_ASPECT", "aspect_legend", "legend", "legend_items"]
 # The aspect of a legend item that every table needs (the data and the samples).
 EVERY_ASPECT = ""
 
+
+
+def _chosen(rows: pd.DataFrame, metric: str) -> str:
+    """How a best measure was chosen from the ``metric`` rows of ``rows``: out of sample where
+    they have examples (:func:`robustbnn.report.column.best_measure`), in sample otherwise."""
+    if has_examples(rows[rows["metric"] == metric]):
+        return (" on a selection half of the examples, scored on the other half (chosen out "
+                "of sample; the number and its interval are the scoring half's)")
+    return " (chosen in sample: these runs keep no per-example values)"
 
 def _values(rows: pd.DataFrame, key: str) -> list[str]:
     """The distinct values of knob ``key`` in ``rows`` as text (not yet escaped), numbers in
@@ -132,7 +142,8 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
             "that, once misclassified, lowers the detector's uncertainty (Carlini & Wagner "
             f"2017); same ε = {_one(_values(det, n.EPS))}, {_one(_values(det, n.STEPS))} "
             f"steps, S_attack = {_one(_values(det, n.S_ATTACK))} as the non-adaptive attack. "
-            "Detector = the measure with the best adaptive number (named).")
+            "Detector = the measure with the best adaptive number"
+            f"{_chosen(det, n.DETECTION_AWARE_ACCURACY)} (named).")
     adv = results[task == n.ADV_OOD]
     if len(adv):
         items.append(
@@ -141,7 +152,7 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
             "within ε to lower each uncertainty measure "
             "(PGD-EOT, Hein et al. 2019), AUROC against clean in-distribution scores; the "
             "column is the mean over sets at the largest ε for the measure with the best "
-            "worst case (named), beside the same images' clean AUROC.")
+            f"worst case{_chosen(adv, n.AUROC)} (named), beside the same images' clean AUROC.")
     if (task == n.ROBUST_FLAGS).any():
         items.append(
             "**Robustness flags.** `eot_not_converged`: the largest S_attack still lowers "
@@ -236,7 +247,8 @@ def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str
             f"clip to [0, 1] = {_one(_values(fgsm, n.CLIP))}. Leaderboard ε ∈ "
             f"{{{', '.join(f'{e:g}' for e in FGSM_EPS)}}}. Adversary detection: AUROC of "
             f"clean (0) vs FGSM (1) test points at ε = {DETECTION_EPS:g} with the largest "
-            "S_attack, for the uncertainty measure with the best mean AUROC (named).")
+            "S_attack, for the uncertainty measure with the best mean AUROC"
+            f"{_chosen(fgsm, n.ADVERSARY_DETECTION)} (named).")
     for name in attack_tasks(results):
         items.append(_attack_item(results[task == name], name))
     targeted = results[task == n.TARGETED]
@@ -258,7 +270,7 @@ def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str
             f"**OOD.** Sets {_names(sets)} ({_one(_values(ood, n.N_OUT))} images each), "
             f"preprocessing {escape(', '.join(prep), to='code')}; OOD is the positive class; "
             "mean OOD AUROC = the mean over those sets for the uncertainty measure with the "
-            "best mean (named)."
+            f"best mean{_chosen(ood, n.AUROC)} (named)."
             + (f" Held-out classes {_names(held)} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
     sanity = []

@@ -27,17 +27,20 @@ import dataclasses
 import math
 import statistics
 
+import numpy as np
 import pandas as pd
 
-from robustbnn.report.column_samples import samples
+from robustbnn.report.column_samples import ColumnRows, carried, samples
 from robustbnn.report.intervals import (
     ALPHA,
+    CURVE_METRICS,
     Comparison,
     Sample,
     compare,
     holm,
     interval,
     min_detectable,
+    point,
     seed_interval,
 )
 from robustbnn.results.schema import RANGES
@@ -70,9 +73,11 @@ class Ranking:
     size: str
 
 
-def _samples(series: pd.Series) -> dict[str, Sample]:
-    rows = series.attrs.get("rows")
-    return samples(rows, series.attrs.get("half", "")) if rows is not None else {}
+def _column(series: pd.Series) -> tuple[ColumnRows | None, pd.Series]:
+    """The column's carried rows, and its values without them (so that pandas operations on
+    the values copy nothing)."""
+    plain = pd.Series(series.to_numpy(), index=series.index)
+    return carried(series), plain
 
 
 def sample_size(sample: Sample, *, half: str = "") -> str:
@@ -105,29 +110,37 @@ def column_intervals(series: pd.Series, metric: str = ""
     by (model, run), its rows in ``attrs``: :func:`robustbnn.report.column.per_run`), and the
     column's sample size in words ("" without examples). A t interval over runs is cut to the
     range ``metric`` can take (:data:`robustbnn.results.schema.RANGES`)."""
-    found = _samples(series)
+    column, plain = _column(series)
+    found = column.samples if column is not None else {}
     low, high = RANGES.get(metric, (-math.inf, math.inf))
     out: dict[str, tuple[float, float]] = {}
-    for model, values in series.groupby(level="model", sort=False):
+    for model, values in plain.groupby(level="model", sort=False):
         model = str(model)
         if model in found:
-            out[model] = interval(found[model])
+            out[model] = interval(column.distribution(model))
         else:
             lo, hi = seed_interval(values.to_numpy())
             out[model] = (max(lo, low), min(hi, high)) if not math.isnan(lo) else (lo, hi)
     size = ""
     if found:
-        size = sample_size(next(iter(found.values())), half=series.attrs.get("half", ""))
+        size = sample_size(next(iter(found.values())), half=column.half)
     return out, size
+
+
+# Resamples of a detail-table cell: a report has thousands of them (ood.md alone about 4,000
+# for the default suite), and their ends need less precision than the leaderboard's.
+DETAIL_RESAMPLES = 1000
 
 
 def cell_interval(rows: pd.DataFrame) -> tuple[float, float]:
     """The 95% interval of one detail-table cell: one model's rows of one setting (several
     rows per run are averaged, as the cell is). Over examples and runs where every row has
-    examples, the t interval of the runs' values otherwise (NaN for one run)."""
-    found = samples(rows)
+    examples (:data:`DETAIL_RESAMPLES` resamples), except for AUPR and FPR@95TPR, whose
+    resampling costs a sort per resample: those, and rows without examples, get the t
+    interval of the runs' values (NaN for one run)."""
+    found = samples(rows) if not rows["metric"].isin(CURVE_METRICS).any() else {}
     if len(found) == 1:
-        return interval(next(iter(found.values())))
+        return interval(next(iter(found.values())), DETAIL_RESAMPLES)
     per_run = rows.groupby("run", sort=True)["value"].mean()
     return seed_interval(per_run.to_numpy())
 
@@ -136,15 +149,16 @@ def p_better_than_best(series: pd.Series, *, higher: bool) -> dict[str, float]:
     """Per model but the column's best, the probability that it beats the best in one run on
     a fresh test set (paired bootstrap, :func:`~robustbnn.report.intervals.compare`); empty
     when the best model's rows have no examples."""
-    found = _samples(series)
-    means = series.groupby(level="model").mean().dropna()
+    column, plain = _column(series)
+    found = column.samples if column is not None else {}
+    means = plain.groupby(level="model").mean().dropna()
     if means.empty:
         return {}
     best = str(means.idxmax() if higher else means.idxmin())
     if best not in found:
         return {}
-    return {m: compare(s, found[best], higher=higher).p_better
-            for m, s in found.items() if m != best and m in means}
+    return {m: compare(column.distribution(m), column.distribution(best), higher=higher)
+            .p_better for m in found if m != best and m in means}
 
 
 def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking | None:
@@ -153,15 +167,16 @@ def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking
 
     Models without examples, or with a NaN value, are left out of the groups.
     """
-    found = _samples(series)
-    means = series.groupby(level="model").mean()
+    column, plain = _column(series)
+    found = column.samples if column is not None else {}
+    means = plain.groupby(level="model").mean()
     todo = [m for m in order if m in found and pd.notna(means.get(m))]
     if not todo or todo[0] != order[0]:
         return None
     groups, versus, adjusted = [], {}, {}
     while todo:
         lead, rest = todo[0], todo[1:]
-        comps = {m: compare(found[m], found[lead], higher=higher) for m in rest}
+        comps = {m: _compare(column, m, lead, higher) for m in rest}
         adj = holm({m: c.p_value for m, c in comps.items()})
         if not groups:
             versus, adjusted = comps, adj
@@ -170,9 +185,19 @@ def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking
         todo = [m for m in rest if m not in group]
     ses = [c.se for c in versus.values() if c.se > 0]
     mdd = min_detectable(statistics.median(ses), tests=max(1, len(versus))) if ses else 0.0
-    size = sample_size(found[order[0]], half=series.attrs.get("half", ""))
+    size = sample_size(found[order[0]], half=column.half)
     return Ranking(tuple(groups), versus, adjusted,
                    {m: c.p_better for m, c in versus.items()}, mdd, size)
+
+
+def _compare(column: ColumnRows, model: str, lead: str, higher: bool) -> Comparison:
+    """The paired comparison of ``model`` with ``lead``; its difference is that of their
+    values on all examples."""
+    found = column.samples
+    result = compare(column.distribution(model), column.distribution(lead), higher=higher)
+    difference = float(np.mean([np.mean([point(c) for c in comps]) for comps in found[model]])
+                       - np.mean([np.mean([point(c) for c in comps]) for comps in found[lead]]))
+    return dataclasses.replace(result, difference=difference)
 
 
 def ranking_json(ranking: Ranking) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from robustbnn.report.column import ROBUSTNESS, Column, best_measure, per_run
+from robustbnn.report.column_samples import carried
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
 
@@ -76,7 +77,7 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
                    & (at["measure"] == at["model"].map(best))]
         out.append((Column(f"{key}_nonadaptive", f"det.-aware acc ε={eps:g} non-adaptive",
                            n.DETECTION_AWARE_ACCURACY, aspect=ROBUSTNESS),
-                    per_run(plain, half=value.attrs["half"])))
+                    per_run(plain, half=carried(value).half)))
         out.append((Column(f"{key}_measure", "detector", kind="text", aspect=ROBUSTNESS), best))
     adv = with_knobs(results[(task == n.ADV_OOD) & (metric == n.AUROC)], n.EPS)
     if len(adv):
@@ -87,7 +88,7 @@ def robustness_columns(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
                            measure_key=f"adv_ood_auroc_eps{eps:g}_measure"), value))
         clean = adv[(adv[n.EPS] == 0) & (adv["measure"] == adv["model"].map(best))]
         out.append((Column("adv_ood_auroc_clean", "same OOD images clean AUROC", n.AUROC,
-                           aspect=ROBUSTNESS), per_run(clean, half=value.attrs["half"])))
+                           aspect=ROBUSTNESS), per_run(clean, half=carried(value).half)))
         out.append((Column(f"adv_ood_auroc_eps{eps:g}_measure", "worst-case OOD measure",
                            kind="text", aspect=ROBUSTNESS), best))
     if (task == n.ROBUST_FLAGS).any():

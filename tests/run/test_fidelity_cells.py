@@ -27,7 +27,7 @@ from robustbnn.run.context import Context, RunSpec
 from robustbnn.run.tasks import TASKS
 from robustbnn.run.tasks import fidelity as fidelity_task
 from robustbnn.suites import SUITES
-from tests._helpers import seeded
+from tests._helpers import seeded, task_results
 from tests.attacks._models import SHAPE, NoisyLinear
 
 
@@ -86,7 +86,7 @@ def test_the_task_scores_the_predictive_against_the_reference_by_brute_force(
               "n_test": 30, "memory_mb": DEFAULT_MEMORY_MB}
     data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
     ctx = Context(Cell("fidelity", "lin", params), spec, data, Checked(model, "lin"))
-    rows = {r.metric: r.value for r in map(Result.from_json, TASKS.get("fidelity")(ctx).rows)}
+    rows = {r.metric: r.value for r in task_results(TASKS.get("fidelity")(ctx).rows)}
     p = sample_probs(model, x, 5, generator=ctx.gen("eval")).mean(0)
     q = sample_probs(reference, x, 40, generator=ctx.gen("reference")).mean(0)
     assert rows["agreement"] == pytest.approx(

@@ -12,6 +12,7 @@ from robustbnn.report.columns import compute_columns
 from robustbnn.results import names as N
 from robustbnn.results.schema import Result
 from robustbnn.results.store import results_frame
+from tests._helpers import task_results
 from tests.attacks._models import SHAPE, InputDropoutLinear, NoisyLinear, linear
 from tests.run.test_tasks import _run
 
@@ -154,7 +155,7 @@ def _run_with_inputs(task, params, model, x, y, inputs):
     data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
     ctx = Context(Cell(task, "toy", {"memory_mb": DEFAULT_MEMORY_MB, **params}), spec, data,
                   Checked(model, "toy"), inputs)
-    return [Result.from_json(r) for r in TASKS.get(task)(ctx).rows]
+    return task_results(TASKS.get(task)(ctx).rows)
 
 
 def _row(model, run, task, measure, metric, value, **knobs):

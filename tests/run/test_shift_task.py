@@ -21,6 +21,7 @@ from robustbnn.results.schema import Result
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec, bench_data, shift_images
 from robustbnn.run.tasks import TASKS
+from tests._helpers import task_results
 
 N_TEST = 120
 
@@ -57,7 +58,7 @@ def _ctx(spec: RunSpec, task: str, params: dict, model: nn.Module) -> Context:
 
 
 def _rows(spec: RunSpec, task: str, params: dict, model: nn.Module) -> list[Result]:
-    return [Result.from_json(r) for r in TASKS.get(task)(_ctx(spec, task, params, model)).rows]
+    return task_results(TASKS.get(task)(_ctx(spec, task, params, model)).rows)
 
 
 def _model(spec: RunSpec, sigma: float = 0.0) -> ClassMeans:

@@ -22,7 +22,7 @@ from robustbnn.results.store import results_frame
 from robustbnn.run.cells import Cell
 from robustbnn.run.context import Context, RunSpec
 from robustbnn.run.tasks import TASKS
-from tests._helpers import seeded
+from tests._helpers import seeded, task_results
 from tests.attacks._models import SHAPE, NoisyLinear, linear
 
 
@@ -41,7 +41,7 @@ def _run(task: str, params: dict, model, x, y, *, s_eval: int = 2, seed: int = 3
     data = types.SimpleNamespace(test=types.SimpleNamespace(x=x, y=y), name="toy")
     params = {"memory_mb": DEFAULT_MEMORY_MB, **params}  # as the plan adds to every cell
     ctx = Context(Cell(task, name, params), spec, data, Checked(model, name))
-    return [Result.from_json(r) for r in TASKS.get(task)(ctx).rows]
+    return task_results(TASKS.get(task)(ctx).rows)
 
 
 FGSM_PARAMS = {"objective": "predictive", "label": "true", "clip": True, "S_eval": 2,
@@ -224,7 +224,7 @@ def _ood_rows(s_in: dict, s_out: dict, *, s_eval: int, dataset: str,
     spec = RunSpec(dataclasses.replace(BenchConfig(), seed=0, s_eval=s_eval), None, False,
                    "cpu", "unused")
     ctx = Context(Cell("ood", name, {}), spec, types.SimpleNamespace(name="toy"))
-    return [Result.from_json(r) for r in ranking_rows(ctx, s_in, s_out, dataset=dataset)]
+    return task_results(ranking_rows(ctx, s_in, s_out, dataset=dataset))
 
 
 def test_pgd_task_lowers_accuracy_and_records_its_setting() -> None:
