@@ -176,3 +176,25 @@ def test_a_received_folder_with_linked_figures_writes_and_deletes_nothing_outsid
         "file, or choose another --out")
     assert _tree(elsewhere) == ["holiday.png"]
     assert not (recv / "leaderboard.md").exists()
+
+
+def test_the_examples_a_run_wrote_are_its_own_and_nothing_outside_them(tmp_path: Path) -> None:
+    folder = ownership.RunFolder(tmp_path)
+    folder.record(["examples/mlp.npz", "examples/../run.json", "examples/a/b.npz",
+                   "examples/notes.txt"])
+    listed = folder.listed()
+    assert "examples/mlp.npz" in listed
+    assert not {"examples/../run.json", "examples/a/b.npz", "examples/notes.txt"} & listed
+
+
+def test_a_cells_examples_stay_out_of_the_arrays_other_cells_read(tmp_path: Path) -> None:
+    import numpy as np
+
+    from robustbnn.run.cells import Cell, CellOutcome
+
+    store = CellStore(tmp_path)
+    cell = Cell("clean", "mlp", {"n": 2})
+    arrays = {"bald": np.zeros(2), "ex/0123456789abcdef/accuracy": np.ones(2)}
+    store.write(cell, CellOutcome(rows=[], arrays=arrays))
+    assert list(store.arrays(cell.id)) == ["bald"]
+    assert list(store.examples(cell.id)) == ["0123456789abcdef/accuracy"]
