@@ -27,7 +27,13 @@ from robustbnn.report.figures import HEADLINE
 from robustbnn.report.html_assets import embed_figures, figure_html, figure_models
 from robustbnn.report.html_cards import card_id, model_card
 from robustbnn.report.html_page import HtmlPage
-from robustbnn.report.leaderboard import Leaderboard, format_cell, tidy, with_nan_note
+from robustbnn.report.leaderboard import (
+    Leaderboard,
+    format_cell,
+    spread_text,
+    tidy,
+    with_nan_note,
+)
 
 __all__ = ["HtmlPage", "to_html"]
 
@@ -206,8 +212,7 @@ def _family_filter(groups: dict[str, list[str]], ids: dict[str, str]) -> tuple[s
 
 
 def _spread(board: Leaderboard) -> str:
-    return (f" Mean ± sample std over {board.runs} runs (seeds {board.seeds})."
-            if board.runs > 1 else f" One run (seed {board.seeds[0]}).")
+    return spread_text(board)
 
 
 def to_html(page: HtmlPage | Leaderboard, legend: list[str] | None = None, *,

@@ -321,7 +321,8 @@ class Comparison:
         difference: a's value minus b's (run-averaged, on all examples).
         low: Lower end of the difference's 95% interval.
         high: Upper end.
-        p_value: Two-sided bootstrap p-value of "no difference" (1 for identical samples).
+        p_value: Two-sided bootstrap p-value of "no difference" (1 for identical samples, at
+            least 2 / (N + 1) for N resamples).
         se: The bootstrap standard error of the difference.
         p_better: The probability that a's value beats b's in one run on a fresh test set
             (Bouthillier et al. 2021; ties count 1/2), ``higher`` deciding what beats means.
@@ -360,7 +361,9 @@ def compare(a: Sample | np.ndarray, b: Sample | np.ndarray, *,
     beats = (da > db) if higher else (da < db)
     better = (beats + 0.5 * (da == db)).mean()
     lo, hi = _percentiles(diffs)
-    p = min(1.0, 2 * min(float((diffs <= 0).mean()), float((diffs >= 0).mean())))
+    # (count + 1) / (N + 1): a bootstrap p-value is never 0, only below 1 / N
+    below, above = (diffs <= 0).sum(), (diffs >= 0).sum()
+    p = min(1.0, 2 * (min(below, above) + 1) / (len(diffs) + 1))
     return Comparison(_point_difference(a, b, da, db), lo, hi, p, float(diffs.std(ddof=1)),
                       float(better))
 

@@ -33,8 +33,8 @@ from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
 from robustbnn.results import names as n
 
 __all__ = ["DEFAULT_SORT", "DEFAULT_SORTS", "NAN_NOTE", "UPPER_BOUND_MARK", "Leaderboard",
-           "default_sort", "format_cell", "leaderboard", "tidy", "to_csv", "to_json",
-           "to_markdown", "with_nan_note"]
+           "default_sort", "format_cell", "leaderboard", "spread_text", "tidy", "to_csv",
+           "to_json", "to_markdown", "with_nan_note"]
 
 DEFAULT_SORT = "clean_accuracy"
 # The default sort key: the first of these the leaderboard has.
@@ -292,6 +292,16 @@ def with_nan_note(board: Leaderboard, legend: list[str]) -> list[str]:
     return [*legend, NAN_NOTE] if board.nan else legend
 
 
+def spread_text(board: Leaderboard) -> str:
+    """What a cell's numbers are: the mean of which runs, and what its interval covers."""
+    if board.runs > 1:
+        return (f" Mean over {board.runs} runs (seeds {board.seeds}), with its 95% interval "
+                "[low, high] over the test examples and the runs (the t interval of the runs "
+                "for numbers not computed from test examples).")
+    return (f" One run (seed {board.seeds[0]}), with its 95% interval [low, high] over the "
+            "test examples.")
+
+
 def to_markdown(board: Leaderboard, legend: list[str], *, title: str,
                 after_table: str = "") -> str:
     """GitHub Markdown: the order, the table, ``after_table`` (Markdown, e.g. links to other
@@ -301,11 +311,7 @@ def to_markdown(board: Leaderboard, legend: list[str], *, title: str,
     right = [False, *(c.kind == "number" for c in board.columns)]
     rows = [[model, *(format_cell(board, model, c) for c in board.columns)]
             for model in board.table.index]
-    spread = (f" Mean over {board.runs} runs (seeds {board.seeds})"
-              if board.runs > 1 else f" One run (seed {board.seeds[0]})")
-    spread += (", with its 95% interval [low, high] over the test examples and the runs "
-               "(± the sample std over runs where no interval is given)." if board.runs > 1
-               else ", with its 95% interval [low, high] over the test examples.")
+    spread = spread_text(board)
     return (f"# {title}\n\n{board.order_text()}{spread} Accuracies, AUROCs and success rates "
             "are fractions.\n\n" + md_table(header, rows, right) + "\n" + after_table
             + "".join(f"* {item}\n" for item in legend))
