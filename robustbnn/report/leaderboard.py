@@ -137,29 +137,30 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     results = with_run(results)
     columns, values = compute_columns(results)
     models = sorted(dict.fromkeys(results["model"]))
-    table = pd.DataFrame(index=pd.Index(models, name="model"))
+    index = pd.Index(models, name="model")
+    fields: dict[str, pd.Series] = {}  # gathered, then one frame (no column-by-column inserts)
     runs = int(results["run"].nunique())
     nan: set[tuple[str, str]] = set()
     sizes: dict[str, str] = {}
     for col in columns:
         series = values[col.key]
         if col.kind == "text":
-            table[col.key] = series.reindex(models).fillna("")
+            fields[col.key] = series.reindex(models).fillna("")
             continue
         by_model = series.groupby(level="model")
         has_nan = series.isna().groupby(level="model").any()  # pandas would skip the NaN
         mean = by_model.mean().mask(has_nan)
         nan |= {(str(m), col.key) for m in mean.index[mean.isna()]}
-        table[col.key] = mean.reindex(models)
+        fields[col.key] = mean.reindex(models)
         if runs > 1:
-            table[f"{col.key}_std"] = by_model.std(ddof=1).mask(has_nan).reindex(models)
+            fields[f"{col.key}_std"] = by_model.std(ddof=1).mask(has_nan).reindex(models)
         bounds, size = column_intervals(series, col.metric)
-        table[f"{col.key}_lo"] = pd.Series({m: b[0] for m, b in bounds.items()},
-                                           dtype="float64").reindex(models)
-        table[f"{col.key}_hi"] = pd.Series({m: b[1] for m, b in bounds.items()},
-                                           dtype="float64").reindex(models)
+        for i, end in enumerate(("_lo", "_hi")):
+            fields[f"{col.key}{end}"] = pd.Series({m: b[i] for m, b in bounds.items()},
+                                                  dtype="float64").reindex(models)
         if size:
             sizes[col.key] = size
+    table = pd.DataFrame({k: v.to_numpy() for k, v in fields.items()}, index=index)
     keys = [c.key for c in columns]
     sort = sort or default_sort(keys)
     if sort not in keys:
