@@ -69,6 +69,12 @@ def headline_legend(board: Leaderboard) -> list[str]:
     elif board.groups:
         items.append(groups_legend(board.groups, title=board.column(board.sort).title,
                                    seeds=board.seeds))
+    sized = [c for c in board.columns if c.key in board.sizes]
+    if sized:
+        items.append("**n.** Each number's sample, which its interval covers: "
+                     + "; ".join(f"{c.title}: {board.sizes[c.key]}" for c in sized)
+                     + ". Numbers without per-example values (the cost column) get the t "
+                     "interval of the runs (none for one run).")
     bound = [c for c in board.columns if c.bound_key]
     if bound:
         items.append(f"**{UPPER_BOUND_MARK}** marks an upper bound: more posterior samples in "
@@ -85,7 +91,7 @@ def headline_legend(board: Leaderboard) -> list[str]:
 def measure_legend(board: Leaderboard) -> str:
     """What a measure's name in parentheses means, and on which examples it was chosen."""
     named = [c for c in board.columns if c.measure_key]
-    split = [c for c in named if "score half" in board.sizes.get(c.key, "")]
+    split = [c for c in named if "scoring half" in board.sizes.get(c.key, "")]
     text = ("A name in parentheses is the uncertainty measure behind the number; "
             "`leaderboard.csv` and `.json` carry it as its own field (`…_measure`). ")
     if split:

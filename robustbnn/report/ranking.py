@@ -89,7 +89,7 @@ def sample_size(sample: Sample, *, half: str = "") -> str:
         >>> from robustbnn.report.intervals import Component
         >>> c = Component("accuracy", {"accuracy": np.ones(100)})
         >>> sample_size([[c, c], [c, c]])
-        'n = 100 test points × 2 sets, 2 runs'
+        'n = 100 test points, averaged over 2 rows, 2 runs'
     """
     comps = sample[0]
     strata = comps[0].strata()
@@ -97,10 +97,10 @@ def sample_size(sample: Sample, *, half: str = "") -> str:
         text = f"n = {len(strata[0][1])} in-distribution + {len(strata[1][1])} other points"
     else:
         text = f"n = {len(strata[0][1])} test points"
-    if len(comps) > 1:
-        text += f" × {len(comps)} sets"
     if half:
-        text += f" ({half} half of each)"
+        text += f" ({'the scoring' if half == 'score' else 'the ' + half} half)"
+    if len(comps) > 1:
+        text += f", averaged over {len(comps)} rows"
     return f"{text}, {len(sample)} run{'s' if len(sample) > 1 else ''}"
 
 
@@ -222,7 +222,7 @@ def ranking_legend(ranking: Ranking, *, title: str, fmt: str = ".4f") -> str:
     Example:
         >>> r = Ranking((("a", "b"), ("c",)), {}, {}, {}, 0.081, "n = 100 test points, 3 runs")
         >>> ranking_legend(r, title="robust acc")[:56]
-        '**Separable.** On robust acc (n = 100 test points, 3 ru'
+        '**Separable.** On robust acc (n = 100 test points, 3 run'
     """
     shown = "; ".join("{" + ", ".join(f"`{m}`" for m in group) + "}" for group in ranking.groups)
     best = ranking.groups[0][0]
