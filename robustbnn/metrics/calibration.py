@@ -33,7 +33,7 @@ from torch import Tensor
 
 from robustbnn.metrics.classification import _check_predictions, bin_sums
 
-__all__ = ["Reliability", "brier", "reliability"]
+__all__ = ["Reliability", "brier", "brier_per_example", "reliability"]
 
 
 def brier(probs_mean: Tensor, y: Tensor) -> Tensor:
@@ -55,9 +55,19 @@ def brier(probs_mean: Tensor, y: Tensor) -> Tensor:
         >>> brier(probs, torch.tensor([0, 1]))  # ((0.25 + 0.25) + (1 + 1)) / 2
         tensor(1.2500)
     """
+    return brier_per_example(probs_mean, y).mean()
+
+
+def brier_per_example(probs_mean: Tensor, y: Tensor) -> Tensor:
+    """Each example's Brier score, Σ_c (p̄_ic - 1[c = y_i])², shape (B,); :func:`brier` is
+    their mean.
+
+    Raises:
+        ValueError: On shapes that do not match or labels outside [0, C).
+    """
     _check_predictions(probs_mean, y)
     onehot = torch.zeros_like(probs_mean).scatter_(-1, y.long().unsqueeze(-1), 1.0)  # (B, C)
-    return (probs_mean - onehot).square().sum(dim=-1).mean()
+    return (probs_mean - onehot).square().sum(dim=-1)
 
 
 @dataclass(frozen=True)

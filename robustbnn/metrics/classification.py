@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 __all__ = ["bin_sums", "accuracy", "ece", "log_mean_exp", "log_predictive_probs", "nll",
+           "nll_per_example",
            "predictive_probs"]
 
 
@@ -152,9 +153,19 @@ def nll(probs_mean: Tensor, y: Tensor) -> Tensor:
         >>> nll(probs, torch.tensor([0, 1]))  # -(log 0.5 + log 0.75) / 2
         tensor(0.4904)
     """
+    return nll_per_example(probs_mean, y).mean()
+
+
+def nll_per_example(probs_mean: Tensor, y: Tensor) -> Tensor:
+    """Each example's negative log-likelihood, -log p̄_i,y_i, shape (B,); :func:`nll` is
+    their mean (the same clamp).
+
+    Raises:
+        ValueError: On shapes that do not match or labels outside [0, C).
+    """
     _check_predictions(probs_mean, y)
     p_true = probs_mean.gather(-1, y.long().unsqueeze(-1)).squeeze(-1)  # (B,)
-    return -p_true.clamp_min(torch.finfo(probs_mean.dtype).tiny).log().mean()
+    return -p_true.clamp_min(torch.finfo(probs_mean.dtype).tiny).log()
 
 
 def ece(probs_mean: Tensor, y: Tensor, *, n_bins: int = 15) -> Tensor:

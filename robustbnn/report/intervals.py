@@ -12,8 +12,8 @@ rliable's), so every draw has both classes.
 A resample of the examples is drawn as its multiplicities (how often each example occurs),
 so every metric is a weighted sum over the examples: a mean is one matrix product, an AUROC
 a cumulative sum over the sorted scores. ``scipy.stats.bootstrap`` draws index arrays and
-evaluates a statistic on each gathered copy; a report bootstraps some ten thousand numbers,
-and weighted sums make that about twenty times faster. The resampling scheme is the same;
+evaluates a statistic on each gathered copy; a report bootstraps thousands of numbers, and
+weighted sums avoid gathering a copy per resample. The resampling scheme is the same;
 ``tests/report/test_intervals.py`` checks the intervals against ``scipy.stats.bootstrap``'s
 percentile intervals and their coverage by simulation. Each stratum's draws come from a
 stream of their own (:func:`distribution`), so a model's distribution is computed once and
@@ -95,7 +95,12 @@ class Component:
 
     def strata(self) -> list[tuple[str, np.ndarray]]:
         """The component's strata: a key shared by every component of the same test points,
-        and the positions of its examples in each."""
+        and the positions of its examples in each (computed once: every resample reads
+        them)."""
+        return self._strata
+
+    @functools.cached_property
+    def _strata(self) -> list[tuple[str, np.ndarray]]:
         if self.metric in RANKING_PARTS:
             label = np.asarray(self.parts[RANKING_PARTS[self.metric] + "label"])
             groups = (("neg", np.flatnonzero(label == 0)), ("pos", np.flatnonzero(label == 1)))

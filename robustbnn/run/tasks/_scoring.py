@@ -11,8 +11,8 @@ from torch import Tensor
 
 from robustbnn.contract.predict import chunk_rows, sample_probs
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
-from robustbnn.metrics.calibration import brier, reliability
-from robustbnn.metrics.classification import accuracy, ece, nll
+from robustbnn.metrics.calibration import brier, brier_per_example, reliability
+from robustbnn.metrics.classification import accuracy, ece, nll, nll_per_example
 from robustbnn.ood import all_measures, builtin_measures
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.results import names as N
@@ -44,14 +44,10 @@ def calibration_examples(mean: Tensor, y: Tensor) -> dict[str, dict[str, np.ndar
     score, and for the ECE the confidences beside the correctness."""
     confidence, predicted = mean.max(dim=-1)
     correct = (predicted == y).double().cpu().numpy()
-    p_true = mean.gather(-1, y.long().unsqueeze(-1)).squeeze(-1)
-    per_nll = -p_true.clamp_min(torch.finfo(mean.dtype).tiny).log()
-    onehot = torch.zeros_like(mean).scatter_(-1, y.long().unsqueeze(-1), 1.0)
-    per_brier = (mean - onehot).square().sum(dim=-1)
     return {N.ACCURACY: {N.ACCURACY: correct},
-            N.NLL: {N.NLL: per_nll.double().cpu().numpy()},
+            N.NLL: {N.NLL: nll_per_example(mean, y).double().cpu().numpy()},
             N.ECE: {"confidence": confidence.double().cpu().numpy(), N.ACCURACY: correct},
-            N.BRIER: {N.BRIER: per_brier.double().cpu().numpy()}}
+            N.BRIER: {N.BRIER: brier_per_example(mean, y).double().cpu().numpy()}}
 
 
 def reliability_rows(ctx: Context, knobs: dict, mean: Tensor, y: Tensor) -> list[dict]:
