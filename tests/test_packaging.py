@@ -45,3 +45,13 @@ def test_the_test_command_installs_the_cross_check_oracles_without_their_pins() 
     oracles = (ROOT / "requirements" / "crosscheck.txt").read_text()
     assert re.search(r"^torchattacks==\S+$", oracles, re.M)
     assert "requests" not in re.sub(r"#.*", "", oracles)
+
+
+def test_the_docs_only_install_is_the_docs_extra_without_the_package() -> None:
+    """requirements/docs.txt (the docs site without torch, .ci/run) lists the docs extra."""
+    lines = (ROOT / "requirements" / "docs.txt").read_text().splitlines()
+    listed = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]["docs"]
+    assert listed == extra
+    assert not any(re.match(r"(torch|robustbnn|-e|\.)", line) for line in listed)

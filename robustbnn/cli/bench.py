@@ -16,6 +16,7 @@ import torch
 from robustbnn.cli.common import check_outputs, data_root, resolve_device
 from robustbnn.cli.report import closing_summary
 from robustbnn.errors import ConfigError
+from robustbnn.portable import relative_argv
 
 __all__ = ["bench_options", "cmd_bench", "failure_summary"]
 
@@ -106,13 +107,14 @@ def bench_options(args: argparse.Namespace, argv: list[str], out: Path,
     check_counts(args, jobs)
     return BenchOptions(
         out_dir=out, suite=suite, device=device,
-        data_root=data_root(args),
+        data_root=data_root(args) if args.data_root else None,
         cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
         download=args.download, progress=not args.quiet and sys.stderr.isatty(),
         save_scores=getattr(args, "save_scores", True), executor=args.executor,
         jobs=jobs,
         threads=args.threads, retries=args.retries, ray_address=args.ray_address,
-        plugins=tuple(args.plugin), overwrite=args.overwrite, argv=tuple(argv))
+        plugins=tuple(args.plugin), overwrite=args.overwrite,
+        argv=tuple(relative_argv(argv)))
 
 
 # Processes (--jobs) and torch threads per cell (--threads) beyond this many per CPU core only

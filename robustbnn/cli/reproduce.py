@@ -10,6 +10,7 @@ import torch
 from robustbnn.cli.bench import bench_options
 from robustbnn.cli.common import check_outputs
 from robustbnn.errors import ConfigError
+from robustbnn.portable import relative_argv
 
 __all__ = ["cmd_reproduce"]
 
@@ -37,7 +38,7 @@ def cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
         runs=args.runs or (),
         runs_dir=args.runs_dir or args.out / "runs",
         bench=bench_options(args, argv, args.out, f"reproduce:{exp.name}"),
-        command="robustbnn " + shlex.join(argv))
+        command="robustbnn " + shlex.join(relative_argv(argv)))
     if args.plan:
         sys.stdout.write(plan_text(exp, opts))
         return 0

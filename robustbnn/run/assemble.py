@@ -21,6 +21,7 @@ import torch
 from robustbnn import __version__
 from robustbnn.data.heldout import heldout_name
 from robustbnn.models import MODELS
+from robustbnn.portable import portable_text
 from robustbnn.results.examples import examples_path, write_examples
 from robustbnn.results.schema import Result
 from robustbnn.results.scores import scores_path, write_scores
@@ -151,7 +152,8 @@ def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], repo
     for name, entry in models.items():  # for the reports' grouping only; no part of any key
         entry["family"] = MODELS.get(name).family if name in MODELS else "other"
     bundle = bench_data(plan.spec)
-    data = {"name": bundle.name, "source": bundle.source, "fingerprint": bundle.fingerprint,
+    data = {"name": bundle.name, "source": portable_text(bundle.source),
+            "fingerprint": bundle.fingerprint,
             "sizes": [len(bundle.train), len(bundle.val), len(bundle.test)]}
     labels = {c.id: c.label for c in plan.cells}
     run = {
