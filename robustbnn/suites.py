@@ -7,14 +7,22 @@ from robustbnn.bench_config import BenchConfig, RobustnessKind
 from robustbnn.registry import Registry
 from robustbnn.results.names import SHIFTS
 
-__all__ = ["SUITES"]
+__all__ = ["DEFAULT_WALL_TIME", "DEFAULT_WALL_TIME_MEASURED", "SUITES"]
 
 SUITES: Registry[BenchConfig] = Registry("suite")
 ROBUSTNESS_ALL = tuple(RobustnessKind)  # every robustness cell kind, in plan order
 
-# The quick training budget of the default suite: bare `robustbnn bench` took 16 min 15 s on 2
-# quiet CPU cores (2026-11-23; training 7.6 min of it, attacks and OOD the rest); on a later
-# machine with torch 2.14.1, 24.5 min (training 11.7 min), and 16.6 min with --jobs 2.
+# The default suite's wall time on the CPU, stated once: `robustbnn bench --help`, the README
+# and docs/getting-started.md quote DEFAULT_WALL_TIME and docs/running.md ("Wall time") gives
+# DEFAULT_WALL_TIME_MEASURED; tests/test_docs_facts.py holds them to these two strings. The
+# figures are the whole command (reports included) for reports/default's three seeds.
+DEFAULT_WALL_TIME = "about 23–31 min on 2 CPU cores"
+DEFAULT_WALL_TIME_MEASURED = (
+    "reports/default's seeds 0–2, each `robustbnn bench --seed S --jobs 2 --threads 1` "
+    "(what `--jobs auto` runs on 2 cores) on a 2-core Intel Xeon on 2026-11-28, took 1,406 s, "
+    "1,623 s and 1,889 s (the last two shared the cores with a test run): "
+    "23.4 min for seed 0 alone")
+# The quick training budget of the default suite.
 # Paper defaults stay in each model's config; these overrides trade epochs and widths for time,
 # measured on mnist5k (seed 0-2) to keep every model at its paper-level accuracy there.
 # With the robustness cells (2026-11-25, quiet 2-core Xeon, fresh cache, seed 2): 830 s in all,
@@ -73,9 +81,9 @@ QUICK_BUDGET = (
 # a reduced grid; --suite paper runs the full grid on every test point. Measured on 2 CPU cores
 # (2026-11-25, fresh cache, 17 models) at 200 points: budget 273 s, detector-aware 108 s,
 # adversarial OOD 146 s of a 1,661 s default run, so the default suite went back to 100 points
-# (and 200 targeted digits) to make room for the dataset-shift cells: 1,406 s in all on the
-# same machine (training 619 s, budget 162 s, FGSM 147 s, shift 129 s, adversarial OOD 95 s),
-# and 936 s with the bench's default --jobs auto (two one-thread workers on 2 cores).
+# (and 200 targeted digits) to make room for the dataset-shift cells (cell times then: training
+# 619 s, budget 162 s, FGSM 147 s, shift 129 s, adversarial OOD 95 s; the suite's wall time
+# is DEFAULT_WALL_TIME above).
 DEFAULT_ROBUSTNESS = {
     "robustness": ROBUSTNESS_ALL, "n_robust": 100,
     "budget_s_attack": (1, 4, 16), "budget_steps": (10, 40), "square_queries": 100,
@@ -146,8 +154,8 @@ SUITES.register(
                    "bbalpha_1.epochs=500"),
         eps=(0.001, 0.002, 0.003, 0.004, 0.005, 0.008, 0.01, 0.012, 0.015, 0.02, 0.025, 0.03,
              0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5),  # BHN FGS_eval.py grid
-        # The papers' sets only, all held in ../shared/data: no paper uses Fashion-MNIST or
-        # KMNIST (add them with --ood ...,fashion_mnist,kmnist and their files or --download).
+        # The papers' sets only, all fetched by --download (docs/data.md): no paper uses
+        # Fashion-MNIST or KMNIST (add them with --ood ...,fashion_mnist,kmnist).
         ood=("uniform", "gaussian", "glyphs", "notmnist", "omniglot", "cifar10bw",
              *(f"heldout:{k}" for k in range(10))),
         n_ood=0,

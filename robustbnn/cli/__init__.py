@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(message)s", stream=sys.stderr, force=True)
     try:
-        load_plugins(args.plugin)
+        if hasattr(args, "plugin"):  # report reads result files alone and has no --plugin
+            load_plugins(args.plugin)
         return _run(args, argv)
     except UserError as err:
         if args.debug:

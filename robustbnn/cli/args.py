@@ -49,19 +49,32 @@ def non_negative_int(text: str) -> int:
 
 def jobs_arg(text: str) -> int:
     """``--jobs``: a positive whole number, or ``auto`` (0: robustbnn.bench.auto_jobs)."""
-    return 0 if text == "auto" else positive_int(text)
+    if text == "auto":
+        return 0
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number or auto, got {text!r}: pass --jobs 1 to run "
+            "in-process, --jobs N for N worker processes or --jobs auto for one per CPU "
+            "core") from None
 
 
 def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
     """The options of how cells run (shared by bench and reproduce; ``jobs``: the default)."""
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                        help="run device (default: auto = cuda when available, else cpu); "
+                             "recorded in run.json")
     parser.add_argument("--cache-dir", metavar="DIR",
                         help="model cache (default: $ROBUSTBNN_CACHE, else the user cache "
                              "folder)")
     parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
                         help="load and save trained models (default: on)")
     parser.add_argument("--download", action=argparse.BooleanOptionalAction, default=False,
-                        help="download missing dataset files (needs network)")
+                        help="download the missing dataset files the run reads into the "
+                             "data root, each checked against its published checksum (needs "
+                             "network; $ROBUSTBNN_MIRROR replaces the upstream sources; "
+                             "default: off)")
     grid = parser.add_argument_group(
         "execution (none of these changes a number, except that the torch threads per cell "
         "change float rounding)")

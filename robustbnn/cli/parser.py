@@ -7,64 +7,109 @@ change of ``robustbnn COMMAND --help``.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from robustbnn import __version__
 from robustbnn.cli.args import add_execution, positive_int, seeds, split_names
+from robustbnn.suites import DEFAULT_WALL_TIME
 
-__all__ = ["build_parser"]
+__all__ = ["Parser", "build_parser"]
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error as one line, as every other bad value is."""
+
+    def error(self, message: str, prog: str | None = None) -> NoReturn:
+        """Write ``robustbnn: error: MESSAGE; see PROG --help`` to stderr and exit 2."""
+        text = " ".join(message.split())
+        sys.stderr.write(f"robustbnn: error: {text}; see {prog or self.prog} --help\n")
+        self.exit(2)
+
+    def parse_args(self, args: Sequence[str] | None = None,
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse's, with unrecognized arguments sent to the command's own help."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            command = getattr(parsed, "command", None)
+            self.error(f"unrecognized arguments: {' '.join(extras)}",
+                       f"{self.prog} {command}" if command else None)
+        return parsed
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser of every command (``bench``, ``report``, ``reproduce``, ``check``, ``models``,
     ``datasets``)."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="robustbnn",
         description="Adversarial robustness and OOD uncertainty benchmarks for Bayesian "
         "neural networks.",
     )
     parser.add_argument("--version", action="version", version=f"robustbnn {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # report reads result files alone: no data root, no plug-in (no registry is consulted)
     common = _common()
-    _add_bench(sub, common)
-    _add_report(sub, common)
-    _add_reproduce(sub, common)
-    _add_check(sub, common)
-    sub.add_parser("models", parents=[common], help="list registered models")
-    sub.add_parser("datasets", parents=[common],
-                   help="list datasets and whether each is available locally")
+    runs = [_data_root(), _plugins(workers=True), _common()]  # bench and reproduce
+    _add_bench(sub, runs)
+    _add_report(sub, [common])
+    _add_reproduce(sub, runs)
+    _add_check(sub, [_plugins(workers=False), common])
+    sub.add_parser("models", parents=[_plugins(workers=False), common],
+                   help="list registered models", description="List the registered models "
+                   "(plug-ins included): name, description and reference, one per line.")
+    sub.add_parser("datasets", parents=[_data_root(), _plugins(workers=False), common],
+                   help="list datasets and whether each is available locally",
+                   description="List the training and OOD sets (plug-ins included) and "
+                   "whether each is available in the data root.")
     return parser
 
 
 def _common() -> argparse.ArgumentParser:
-    """The options every command takes: data root, plug-ins, --debug, --quiet."""
+    """The options every command takes: --debug, --quiet."""
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--data-root", metavar="DIR",
-                        help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
-                        "user cache folder)")
-    common.add_argument("--plugin", action="append", default=[], metavar="MODULE",
-                        help="import MODULE (installed, or in the current folder), in this "
-                        "process and in every worker, to register extra models, attacks, OOD "
-                        "sets, uncertainty measures and suites (repeatable); installed "
-                        "packages do the same through the entry-point groups robustbnn.models, "
-                        "robustbnn.attacks, robustbnn.ood_sets, robustbnn.measures and "
-                        "robustbnn.suites, loaded without this flag")
     common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     common.add_argument("-q", "--quiet", action="store_true",
                         help="no progress bars, logs or summary")
     return common
 
 
-def _add_bench(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _data_root() -> argparse.ArgumentParser:
+    """``--data-root``, for the commands that read dataset files."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--data-root", metavar="DIR",
+                        help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
+                        "user cache folder, e.g. ~/.cache/robustbnn/data on Linux, made when a "
+                        "download needs it; see docs/data.md)")
+    return parent
+
+
+def _plugins(*, workers: bool) -> argparse.ArgumentParser:
+    """``--plugin``; ``workers``: the command runs cells in worker processes too."""
+    where = "in this process and in every worker" if workers else "in this process"
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--plugin", action="append", default=[], metavar="MODULE",
+                        help=f"import MODULE (installed, or in the current folder), {where}, "
+                        "to register extra models, attacks, OOD sets, uncertainty measures "
+                        "and suites (repeatable); installed packages do the same through the "
+                        "entry-point groups robustbnn.models, robustbnn.attacks, "
+                        "robustbnn.ood_sets, robustbnn.measures and robustbnn.suites, loaded "
+                        "without this flag")
+    return parent
+
+
+def _add_bench(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     """``robustbnn bench``: the suite, what it runs, where it writes, how cells run."""
-    bench = sub.add_parser("bench", parents=[common], help="train or load models and "
+    bench = sub.add_parser("bench", parents=parents, help="train or load models and "
                            "benchmark them", description="Train (or load from the cache) every "
                            "model of a suite, then measure clean accuracy, FGSM robustness "
                            "and OOD detection; write a leaderboard.")
     bench.add_argument("--suite", default="default",
-                       help="named config: default (embedded MNIST, every model, 20-25 min on "
-                       "2 CPU cores), ci (what CI checks, ~1 min), smoke (seconds); see "
-                       "--print-config")
+                       help=f"named config (default: default, the embedded MNIST with every "
+                       f"model, {DEFAULT_WALL_TIME}); the others: ci (what CI checks, about a "
+                       f"minute), smoke (seconds), full_test, paper, bhn_table2, fidelity and "
+                       f"any plug-in's; see --print-config")
     bench.add_argument("--models", type=split_names, metavar="A,B",
                        help="comma-separated model names (default: the suite's)")
     bench.add_argument("--dataset", help="dataset name (default: the suite's)")
@@ -118,10 +163,11 @@ def _add_bench_cells(bench: argparse.ArgumentParser) -> None:
                             "done in --out, and exit without running anything")
 
 
-def _add_report(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_report(sub: argparse._SubParsersAction,
+                parents: list[argparse.ArgumentParser]) -> None:
     """``robustbnn report``: re-render stored run folders."""
     report = sub.add_parser(
-        "report", parents=[common], help="re-render reports from stored run folders",
+        "report", parents=parents, help="re-render reports from stored run folders",
         description="Re-render leaderboard.md/.csv/.json/.html, the OOD detail tables "
         "(ood.md/.csv) and figures/ from stored run folders alone; no model code runs. "
         "Several folders (e.g. one per seed) combine as mean ± std.")
@@ -147,10 +193,11 @@ def _add_report(sub: argparse._SubParsersAction, common: argparse.ArgumentParser
                         help="tolerances for --check (default: REFERENCE_DIR/tolerances.json)")
 
 
-def _add_reproduce(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_reproduce(sub: argparse._SubParsersAction,
+                   parents: list[argparse.ArgumentParser]) -> None:
     """``robustbnn reproduce``: one published table or figure."""
     repro = sub.add_parser(
-        "reproduce", parents=[common], help="reproduce a published table or figure",
+        "reproduce", parents=parents, help="reproduce a published table or figure",
         description="Run one published table or figure under its paper's protocol (each run "
         "an ordinary bench folder, resumable) and write reports/reproductions/NAME.md with "
         "our numbers beside the published ones; Δ only where the protocol is the paper's.")
@@ -180,10 +227,10 @@ def _add_reproduce(sub: argparse._SubParsersAction, common: argparse.ArgumentPar
     add_execution(repro, jobs="1")
 
 
-def _add_check(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+def _add_check(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]) -> None:
     """``robustbnn check``: the model contract and the attack kit."""
     check = sub.add_parser(
-        "check", parents=[common], help="check models against the model contract",
+        "check", parents=parents, help="check models against the model contract",
         description="Build each MODEL at its smoke size, train it briefly on random data, and "
         "run every clause of the model contract on it (robustbnn.testing.check_model): build, "
         "fit, shape (S, B, C), dtype, logits (not probabilities), input gradient, generator "
@@ -200,5 +247,5 @@ def _add_check(sub: argparse._SubParsersAction, common: argparse.ArgumentParser)
                             "on the model, beats random noise of its norm on a trained model; "
                             "repeat for several")
     check.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
-                       help="run device (default: cuda when available, else cpu); a GPU run "
-                            "also samples a CPU copy")
+                       help="run device (default: auto = cuda when available, else cpu); a "
+                            "GPU run also samples a CPU copy")

@@ -59,8 +59,10 @@ def test_a_bad_jobs_value_is_one_line_exit_2(bad: str, capsys: pytest.CaptureFix
     with pytest.raises(SystemExit) as err:  # argparse's own exit
         cli.main(["bench", "--suite", "smoke", "--jobs", bad])
     assert err.value.code == 2
-    assert (f"robustbnn bench: error: argument --jobs: expected a positive whole number, got "
-            f"'{bad}'") in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        f"robustbnn: error: argument --jobs: expected a positive whole number or auto, got "
+        f"'{bad}': pass --jobs 1 to run in-process, --jobs N for N worker processes or --jobs "
+        "auto for one per CPU core; see robustbnn bench --help\n")
 
 
 def test_jobs_type_accepts_auto() -> None:
