@@ -13,6 +13,9 @@ import pytest
 import torch
 from hypothesis import HealthCheck, settings
 
+# Where downloads go in tests that serve no mirror: refused at once, never the network.
+NO_NETWORK = "http://127.0.0.1:9"
+
 settings.register_profile("ci", max_examples=1000, deadline=None, derandomize=True,
                           database=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", max_examples=100, deadline=None, database=None)
@@ -45,9 +48,12 @@ def _seeded():
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory):
     """Never write to the user's cache from a test; run bench cells in-process (``--jobs
-    auto`` would spawn workers, which see none of a test's monkeypatches)."""
+    auto`` would spawn workers, which see none of a test's monkeypatches); never touch the
+    network: every download goes to a loopback port nothing listens on (port 9), unless a
+    test serves its own mirror (``tests/_mirror.py``)."""
     monkeypatch.setenv("ROBUSTBNN_CACHE", str(tmp_path_factory.mktemp("cache")))
     monkeypatch.setenv("ROBUSTBNN_JOBS", "1")
+    monkeypatch.setenv("ROBUSTBNN_MIRROR", NO_NETWORK)
 
 
 @pytest.fixture

@@ -57,8 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
-                        format="%(message)s", stream=sys.stderr, force=True)
+    # Our progress at INFO; other libraries' only from WARNING (matplotlib's "generated new
+    # fontManager" on a fresh home is not ours to print).
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr,
+                        force=True)
+    logging.getLogger("robustbnn").setLevel(logging.WARNING if args.quiet else logging.INFO)
     try:
         if hasattr(args, "plugin"):  # report reads result files alone and has no --plugin
             load_plugins(args.plugin)

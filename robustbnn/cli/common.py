@@ -27,7 +27,13 @@ def resolve_device(choice: str) -> torch.device:
 
 
 def data_root(args: argparse.Namespace) -> Path:
-    """The data root; one given by ``--data-root`` or ``$ROBUSTBNN_DATA`` must be readable."""
+    """The data root; one given by ``--data-root`` or ``$ROBUSTBNN_DATA`` must be readable.
+
+    Only a ``--data-root`` the user typed is passed on to the run (``BenchOptions``): the
+    workers resolve ``$ROBUSTBNN_DATA`` and the default themselves, so an error names the
+    flag or variable the user set, never one they did not, and the default root (the user
+    cache folder) need not exist: the first download creates it.
+    """
     from robustbnn.data import resolve_data_root
     from robustbnn.data.root import ENV_VAR
 

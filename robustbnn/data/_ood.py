@@ -23,7 +23,8 @@ PREPROCESSINGS: tuple[str, ...] = ("unit", "bhn_reference")
 GENERATED_DEFAULT_N = 10_000
 
 # Appended to DataErrors about missing files: every way out, as the MNIST loader gives them.
-WAYS_OUT = f"point --data-root or {ENV_VAR} at a folder that has the files, or pass --download"
+WAYS_OUT = (f"point --data-root or {ENV_VAR} at a folder that has the files, or rerun with "
+            "--download to fetch them")
 
 
 def check_preprocessing(preprocessing: str) -> None:
@@ -108,13 +109,6 @@ def _compare(path: str | Path, algo: str, expected: str, actual: str) -> None:
         )
 
 
-def download_error(what: str, error: Exception, folder: Path) -> DataError:
-    """One-line ``DataError`` for a failed download, saying where to put the files instead."""
-    reason = " ".join(f"{type(error).__name__}: {error}".split())
-    return DataError(f"could not download {what} ({reason}); copy the files into {folder} "
-                     f"or pass --data-root")
-
-
 def known_digest(path: Path, checksums: Mapping[str, str]) -> str:
     """The digest ``checksums`` gives for ``path``'s file name.
 
@@ -124,28 +118,6 @@ def known_digest(path: Path, checksums: Mapping[str, str]) -> str:
     if path.name not in checksums:
         raise DataError(f"no checksum known for {path}; pass checksums for it")
     return checksums[path.name]
-
-
-def torchvision_download(what: str, dataset: str, data_root: Path, folder: Path,
-                         **options: object) -> None:
-    """Fetch ``torchvision.datasets.<dataset>`` into ``data_root`` (``download=True``).
-
-    Args:
-        what: Human name for the error ("CIFAR-10").
-        dataset: The ``torchvision.datasets`` class name ("CIFAR10").
-        data_root: The ``root`` torchvision downloads into.
-        folder: Where the files land, named in the error.
-        **options: Further arguments of the class (``train=False``, ``background=True``).
-
-    Raises:
-        DataError: One line naming ``folder``, whatever failed (network, disk, torchvision).
-    """
-    try:
-        import torchvision.datasets
-
-        getattr(torchvision.datasets, dataset)(root=str(data_root), **options, download=True)
-    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
-        raise download_error(what, e, folder) from e
 
 
 class OODFileSet(ABC):

@@ -5,9 +5,10 @@ four constants (title, folder, torchvision class, md5) in a :class:`TorchvisionI
 
 The t10k images file ``t10k-images-idx3-ubyte.gz`` is looked for in ``<root>/<folder>/`` and
 in torchvision's ``<root>/<Class>/raw/``, checked against torchvision's md5 and read with
-:func:`robustbnn.data.idx.read_idx`. Labels are not needed. With ``download=True`` torchvision
-fetches the dataset (it checks the md5s of what it downloads). Both preprocessings give [0, 1]
-(the reference did not use these sets).
+:func:`robustbnn.data.idx.read_idx`. Labels are not needed. With ``download=True`` the images
+file is fetched into ``<root>/<folder>/`` from torchvision's mirrors (or ``$ROBUSTBNN_MIRROR``)
+and checked against the md5 before it is put in place (:mod:`robustbnn.data.fetch`). Both
+preprocessings give [0, 1] (the reference did not use these sets).
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ from robustbnn.data._ood import (
     OODFileSet,
     first,
     known_digest,
-    torchvision_download,
     uint8_to_unit,
     verify_digest,
 )
+from robustbnn.data.fetch import Remote, fetch
 from robustbnn.data.idx import read_idx
 from robustbnn.errors import DataError
 
@@ -44,12 +45,20 @@ class TorchvisionIdxSet(OODFileSet):
         tv_class: The ``torchvision.datasets`` class name ("FashionMNIST"); its files land in
             ``<root>/<tv_class>/raw``.
         digests: ``{IMAGES: torchvision's md5 of t10k-images-idx3-ubyte.gz}``.
+        mirrors: Base URLs the images file is published under (torchvision's ``mirrors``).
     """
 
     title: str
     folder: str
     tv_class: str
     digests: Mapping[str, str]
+    mirrors: tuple[str, ...]
+
+    def remote(self, checksums: Mapping[str, str]) -> Remote:
+        """What ``--download`` fetches: the images file into our folder, from the mirrors."""
+        return Remote(folder=self.folder, name=IMAGES,
+                      urls=tuple(m + IMAGES for m in self.mirrors),
+                      digest=checksums[IMAGES], what=self.title)
 
     def folders(self, data_root: Path) -> tuple[Path, Path]:
         """Our folder, then torchvision's raw folder."""
@@ -85,9 +94,7 @@ class TorchvisionIdxSet(OODFileSet):
         """
         path = self.find(data_root)
         if path is None and download:
-            torchvision_download(self.title, self.tv_class, data_root,
-                                 self.folders(data_root)[1], train=False)
-            path = self.find(data_root)
+            path = fetch(self.remote(checksums), Path(data_root))
         if path is None:
             raise self._missing(data_root)
         verify_digest(path, known_digest(path, checksums))

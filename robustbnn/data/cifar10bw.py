@@ -14,7 +14,10 @@ Sources, the first one present winning:
    column 32·y + x is pixel (y, x). The four shared sprites are CIFAR-10 *training* images
    0–3,999 (docs/provenance.md), checked against their sha256.
 
-With ``download=True`` and neither present, torchvision downloads the CIFAR-10 archive.
+With ``download=True`` and neither present, the CIFAR-10 python archive (170 MB, torchvision's
+source and md5) is fetched into ``<root>/cifar10/`` and its test batch taken out of it; a mirror
+(``$ROBUSTBNN_MIRROR``) that has no archive but the sprites serves those instead
+(:func:`remotes`).
 
 References:
     Krizhevsky, "Learning Multiple Layers of Features from Tiny Images", 2009. Hendrycks &
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import io
 import pickle  # security scan allow-list: restricted unpickler, digest verified first
+import tarfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,16 +37,17 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from robustbnn._atomic import write_bytes_atomic
 from robustbnn.data._ood import (
     WAYS_OUT,
     OODFileSet,
     first,
     known_digest,
-    torchvision_download,
     verify_digest,
     verify_digest_bytes,
 )
 from robustbnn.data._png import UnreadablePng, decode_png
+from robustbnn.data.fetch import Remote, fetch_first
 from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
 
@@ -68,6 +73,14 @@ CIFAR10BW_DIGESTS: dict[str, str] = {
 }
 
 MAX_SPRITE_ROWS = 10_000
+# What --download fetches: torchvision.datasets.CIFAR10's archive (url, tgz_md5), else the
+# sprites at the convnetjs commit docs/provenance.md names.
+ARCHIVE = "cifar-10-python.tar.gz"
+ARCHIVE_URL = "https://www.cs.toronto.edu/~kriz/" + ARCHIVE
+ARCHIVE_MD5 = "c58f30108f718f92721af3b95e74349a"
+SPRITE_URL = ("https://raw.githubusercontent.com/karpathy/convnetjs/"
+              "39afa8cd5e4cfb5771dc8a1f51bc56aa080f0b51/demo/cifar10/")
+MAX_BATCH_BYTES = 64 << 20  # the test batch is 31 MB; bounds memory when taking it out
 # The only globals a CIFAR-10 batch pickle may name: numpy's array reconstructors, under their
 # numpy 1 and numpy 2 module names (the official batches were written by numpy 1).
 _ALLOWED_GLOBALS: dict[tuple[str, str], object] = {
@@ -227,13 +240,54 @@ def grayscale_28(images: np.ndarray) -> Tensor:
     return resize_bilinear_tf1(gray, (28, 28)).clamp_(0.0, 1.0)
 
 
+def remotes(checksums: Mapping[str, str]) -> list[list[Remote]]:
+    """What ``--download`` fetches, in the order the reader prefers: the python archive, else
+    the four convnetjs sprites (training images 0-3,999), each into ``cifar10/`` and checked
+    by ``checksums`` (default: :data:`ARCHIVE_MD5` and :data:`CIFAR10BW_DIGESTS`)."""
+    checksums = {ARCHIVE: ARCHIVE_MD5, **CIFAR10BW_DIGESTS, **checksums}
+    archive = Remote(folder=SPRITE_FOLDER, name=ARCHIVE, urls=(ARCHIVE_URL,),
+                     digest=checksums[ARCHIVE], what="CIFAR-10")
+    sprites = [Remote(folder=SPRITE_FOLDER, name=f"cifar10_batch_{k}.png",
+                      urls=(f"{SPRITE_URL}cifar10_batch_{k}.png",),
+                      digest=checksums[f"cifar10_batch_{k}.png"], what="CIFAR-10")
+               for k in range(4)]
+    return [[archive], sprites]
+
+
+def extract_test_batch(archive: Path, checksums: Mapping[str, str]) -> Path:
+    """Take ``cifar-10-batches-py/test_batch`` out of the python archive beside it, checked
+    against its md5 before it is written (atomically) to ``<archive's folder>/`` + member.
+
+    Raises:
+        DataError: If the archive is corrupt, lacks the member, the member is too large, or
+            fails its checksum; nothing is written then.
+    """
+    member = f"{BATCHES}/{TEST_BATCH}"
+    dest = archive.parent / member
+    fix = f"delete {archive} and re-download (--download)"
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            info = tar.getmember(member)
+            if not info.isfile() or info.size > MAX_BATCH_BYTES:
+                raise DataError(f"{archive}: {member} is not a file of at most "
+                                f"{MAX_BATCH_BYTES:,} bytes; {fix}")
+            data = tar.extractfile(info).read()
+    except (KeyError, tarfile.TarError, OSError, EOFError) as err:
+        raise DataError(f"{archive}: cannot take {member} out of it "
+                        f"({type(err).__name__}: {err}); {fix}") from err
+    verify_digest_bytes(dest, data, known_digest(dest, checksums))
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(dest, data)
+    return dest
+
+
 class Cifar10bwSet(OODFileSet):
     """CIFARbw: the CIFAR-10 test batch if present, else the convnetjs sprites.
 
     Order: file order (test-batch order, or sprite 0 row 0, row 1, …, then sprite 1, …).
     Both preprocessings are the same: the reference also worked on pixels /255. Checked
     against :data:`CIFAR10BW_DIGESTS` by default; with ``download=True`` and neither source
-    present, torchvision fetches CIFAR-10 (170 MB).
+    present, :func:`remotes` says what is fetched (the 170 MB archive first).
     """
 
     digests = CIFAR10BW_DIGESTS
@@ -251,8 +305,9 @@ class Cifar10bwSet(OODFileSet):
                 fails, or a file fails its checksum or cannot be parsed.
         """
         if not self.available(data_root) and download:
-            torchvision_download("CIFAR-10", "CIFAR10", data_root, Path(data_root) / BATCHES,
-                                 train=False)
+            fetched = fetch_first(remotes(checksums), Path(data_root))
+            if fetched[0].name == ARCHIVE:
+                extract_test_batch(fetched[0], checksums)
         batch = _test_batch(data_root)
         paths = [batch] if batch is not None else _sprites(data_root)
         if not paths:

@@ -1,8 +1,8 @@
 """Fashion-MNIST test images as an OOD set for MNIST models.
 
 Reads ``t10k-images-idx3-ubyte.gz`` from ``<root>/fashion_mnist/`` or torchvision's
-``<root>/FashionMNIST/raw/`` (checked against torchvision's md5), or downloads it with
-torchvision when ``download=True``. Not in ``shared/data``. Loaded by the shared
+``<root>/FashionMNIST/raw/`` (checked against torchvision's md5), or downloads it
+from torchvision's mirror when ``download=True``. Loaded by the shared
 :class:`~robustbnn.data._tv_idx.TorchvisionIdxSet`.
 
 References:
@@ -19,4 +19,5 @@ FASHION_MNIST = TorchvisionIdxSet(
     folder="fashion_mnist",
     tv_class="FashionMNIST",
     digests={IMAGES: "bef4ecab320f06d8554ea6380940ec79"},  # torchvision FashionMNIST.resources
+    mirrors=("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",),  # its .mirrors
 )

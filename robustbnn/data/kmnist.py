@@ -1,8 +1,8 @@
 """Kuzushiji-MNIST (KMNIST) test images as an OOD set for MNIST models.
 
 Reads ``t10k-images-idx3-ubyte.gz`` from ``<root>/kmnist/`` or torchvision's
-``<root>/KMNIST/raw/`` (checked against torchvision's md5), or downloads it with
-torchvision when ``download=True``. Not in ``shared/data``. Loaded by the shared
+``<root>/KMNIST/raw/`` (checked against torchvision's md5), or downloads it
+from torchvision's mirror when ``download=True``. Loaded by the shared
 :class:`~robustbnn.data._tv_idx.TorchvisionIdxSet`.
 
 References:
@@ -19,4 +19,5 @@ KMNIST = TorchvisionIdxSet(
     folder="kmnist",
     tv_class="KMNIST",
     digests={IMAGES: "5c965bf0a639b31b8f53240b1b52f4d7"},  # torchvision KMNIST.resources
+    mirrors=("http://codh.rois.ac.jp/kmnist/dataset/kmnist/",),  # its .mirrors
 )

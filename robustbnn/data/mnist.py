@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from robustbnn.data.bundle import make_bundle
+from robustbnn.data.fetch import Remote, fetch_all
 from robustbnn.data.idx import read_idx
 from robustbnn.data.recipes import load_recipe
 from robustbnn.data.registry import DATASETS, DatasetSpec
@@ -74,22 +75,21 @@ def _missing_error(data_root: Path, recipe: Mapping[str, Any]) -> DataError:
     return DataError(
         f"MNIST files missing in {best}: {', '.join(missing)} (also looked in {others}); "
         f"copy the four IDX .gz files there, point --data-root or {ENV_VAR} at a folder that "
-        f"has them, or pass --download"
+        f"has them, or rerun with --download to fetch them"
     )
 
 
-def _download(data_root: Path) -> None:
-    """Fetch MNIST with torchvision into ``<data_root>/MNIST/raw``."""
-    try:
-        from torchvision.datasets import MNIST
-
-        MNIST(root=str(data_root), download=True)
-    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
-        reason = " ".join(f"{type(e).__name__}: {e}".split())
-        raise DataError(
-            f"could not download MNIST ({reason}); copy the four IDX files into "
-            f"{Path(data_root) / 'mnist'} or pass --data-root"
-        ) from e
+def remotes(recipe: Mapping[str, Any], checksums: Mapping[str, str] | None = None
+            ) -> list[Remote]:
+    """The four ``.gz`` files as :class:`~robustbnn.data.fetch.Remote` s: into ``mnist/``
+    (the first layout folder), from the recipe's mirrors, checked by ``checksums`` (default:
+    the recipe's sha256s)."""
+    checksums = default_checksums(recipe) if checksums is None else checksums
+    folder = recipe["layout"]["folders"][0]
+    bases = recipe["download"]["mirrors"]
+    names = [recipe["files"][r]["name"] for r in ROLES]
+    return [Remote(folder=folder, name=n, urls=tuple(b + n for b in bases),
+                   digest=checksums[n], what=recipe["title"].split()[0]) for n in names]
 
 
 def _check(ok: bool, path: Path, problem: str) -> None:
@@ -109,7 +109,8 @@ def load_mnist(
 
     Args:
         data_root: Folder holding ``mnist/`` (or the files directly, or ``MNIST/raw/``).
-        download: If files are missing, fetch them with torchvision (needs network).
+        download: If files are missing, fetch the four ``.gz`` files into ``mnist/``
+            (:func:`~robustbnn.data.fetch.fetch`; needs network or ``$ROBUSTBNN_MIRROR``).
         checksums: File name -> expected sha256; defaults to the official ones from the
             recipe. Tests pass the digests of their own small fixture files.
         val_size: Images taken from the end of the training set for validation; defaults to
@@ -128,7 +129,7 @@ def load_mnist(
     val_size = int(recipe["splits"]["val_size"]) if val_size is None else val_size
     paths = find_mnist(data_root, recipe)
     if paths is None and download:
-        _download(data_root)
+        fetch_all(remotes(recipe, checksums), data_root)
         paths = find_mnist(data_root, recipe)
     if paths is None:
         raise _missing_error(data_root, recipe)

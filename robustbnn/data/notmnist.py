@@ -26,7 +26,6 @@ References:
 from __future__ import annotations
 
 import logging
-import os
 import tarfile
 import zlib
 from collections.abc import Callable, Mapping
@@ -39,12 +38,12 @@ from torch import Tensor
 from robustbnn.data._ood import (
     WAYS_OUT,
     OODFileSet,
-    download_error,
     first,
     uint8_to_unit,
     verify_digest,
 )
 from robustbnn.data._png import UnreadablePng, decode_png
+from robustbnn.data.fetch import Remote, fetch
 from robustbnn.data.idx import read_idx
 from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
@@ -154,28 +153,11 @@ def _size_check(path: Path, name: str) -> Callable[[int, int], None]:
     return check
 
 
-def _download(folder: Path, sha256: str) -> None:
-    """Fetch the IDX images into ``folder``: to a temporary name, verified, then renamed.
-
-    A download that fails its sha256 is deleted (it was never the user's file) and refused.
-    """
-    tmp = f".{IMAGES}.{os.getpid()}.part"
-    try:
-        import torchvision.datasets.utils
-
-        folder.mkdir(parents=True, exist_ok=True)
-        torchvision.datasets.utils.download_url(IMAGES_URL, str(folder), filename=tmp)
-    except Exception as e:  # noqa: BLE001 - network, disk or torchvision: one actionable error
-        (folder / tmp).unlink(missing_ok=True)
-        raise download_error("notMNIST", e, folder) from e
-    try:
-        verify_digest(folder / tmp, sha256)
-    except DataError as e:
-        (folder / tmp).unlink(missing_ok=True)
-        raise DataError(f"the notMNIST download from {IMAGES_URL} failed its sha256 check "
-                        f"({e}); it was deleted; retry later, or copy {IMAGES} into {folder}"
-                        ) from None
-    os.replace(folder / tmp, folder / IMAGES)
+def remote(sha256: str) -> Remote:
+    """The IDX images as a :class:`~robustbnn.data.fetch.Remote`: ``notmnist/`` from
+    :data:`IMAGES_URL`, checked by ``sha256``."""
+    return Remote(folder=FOLDER, name=IMAGES, urls=(IMAGES_URL,), digest=sha256,
+                  what="notMNIST")
 
 
 def _check_size(path: Path, expected: int | None) -> None:
@@ -236,7 +218,7 @@ class NotMNISTSet(OODFileSet):
             if idx.is_file():
                 verify_digest(idx, checksums[IMAGES])
             else:
-                _download(folder, checksums[IMAGES])  # verified before it is put in place
+                fetch(remote(checksums[IMAGES]), Path(data_root))  # verified, then put in place
             images = read_idx(idx)
             if images.dtype != np.uint8 or images.shape[1:] != (28, 28):
                 raise DataError(f"{idx}: expected uint8 images of shape (N, 28, 28), got "

@@ -50,10 +50,10 @@ from robustbnn.data._ood import (
     OODFileSet,
     first,
     known_digest,
-    torchvision_download,
     verify_digest,
 )
 from robustbnn.data._png import UnreadablePng, decode_png
+from robustbnn.data.fetch import Remote, fetch_first
 from robustbnn.data.root import unreadable
 from robustbnn.errors import DataError
 
@@ -67,6 +67,8 @@ OMNIGLOT_DIGESTS: dict[str, str] = {
     "images_background_small2.zip":
         "3ccaa407515a8778e5d0861875af38b17e418f301ad5bb3b5a6b65d901a41c7f",
 }
+# Where --download fetches the zips: Lake et al.'s repository (torchvision's source too).
+SOURCE = "https://raw.githubusercontent.com/brendenlake/omniglot/master/python/"
 BACKGROUND_ALPHABETS: tuple[str, ...] = (
     "Alphabet_of_the_Magi", "Anglo-Saxon_Futhorc", "Arcadian", "Armenian",
     "Asomtavruli_(Georgian)", "Balinese", "Bengali", "Blackfoot_(Canadian_Aboriginal_Syllabics)",
@@ -163,6 +165,19 @@ def _decode(items: list[tuple[str, Path, str]]) -> np.ndarray:
     return np.stack(images)[:, None]
 
 
+def remotes(checksums: Mapping[str, str]) -> list[list[Remote]]:
+    """What ``--download`` fetches, in the order the reader prefers: the full background zip
+    (all 30 alphabets), else the two background-small zips (5 of the 15 safe alphabets), each
+    into ``omniglot/`` and checked by ``checksums`` (default: :data:`OMNIGLOT_DIGESTS`)."""
+    digests = {**OMNIGLOT_DIGESTS, **checksums}
+
+    def remote(name: str) -> Remote:
+        return Remote(folder=FOLDERS[0], name=name, urls=(SOURCE + name,),
+                      digest=digests[name], what="Omniglot")
+
+    return [[remote(ZIPS[0])], [remote(z) for z in ZIPS[1:]]]
+
+
 class OmniglotSet(OODFileSet):
     """The safe-alphabet Omniglot images, inverted and shrunk to 28×28.
 
@@ -173,7 +188,7 @@ class OmniglotSet(OODFileSet):
     filter), so values stay in [0, 1] and are not binary. Both preprocessings are the same:
     docs/protocols.md §1.5 measured that the reference numbers need the [0, 1] scale (on polarity,
     see the module docstring). Zips are checked against :data:`OMNIGLOT_DIGESTS` by default;
-    with ``download=True`` and no zip present, torchvision fetches ``images_background.zip``.
+    with ``download=True`` and no zip present, :func:`remotes` says what is fetched.
     """
 
     digests = OMNIGLOT_DIGESTS
@@ -192,8 +207,7 @@ class OmniglotSet(OODFileSet):
         """
         paths = _zips(data_root)
         if not paths and download:
-            torchvision_download("Omniglot", "Omniglot", data_root,
-                                 Path(data_root) / FOLDERS[0], background=True)
+            fetch_first(remotes(checksums), Path(data_root))
             paths = _zips(data_root)
         if not paths:
             raise DataError(f"Omniglot missing: none of {', '.join(ZIPS)} is in "

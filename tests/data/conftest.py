@@ -45,3 +45,15 @@ def tiny_mnist() -> TinyMnist:
         "test_images": rng.integers(0, 256, size=(5, 28, 28), dtype=np.uint8),
         "test_labels": np.array([3, 1, 4, 1, 5], dtype=np.uint8),
     })
+
+
+@pytest.fixture
+def mirror(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An empty local mirror (``tests._mirror``) that ``$ROBUSTBNN_MIRROR`` points at: put
+    files under ``mirror.root/<folder>/`` and ``--download`` fetches them from it."""
+    from robustbnn.data.fetch import MIRROR_ENV
+    from tests._mirror import serving
+
+    with serving(tmp_path / "mirror") as served:
+        monkeypatch.setenv(MIRROR_ENV, served.url)
+        yield served

@@ -87,37 +87,42 @@ def test_empty_root_points_at_mnist_folder(tmp_path):
         load_mnist(tmp_path)
 
 
-def test_download_uses_torchvision_layout(tmp_path, tiny_mnist, monkeypatch):
-    calls = []
-
-    def fake_mnist(root, download):
-        calls.append((root, download))
-        sums.update(tiny_mnist.write(tmp_path / "MNIST" / "raw"))
-
-    sums: dict[str, str] = {}
-    monkeypatch.setattr(torchvision.datasets, "MNIST", fake_mnist)
-    b = load_mnist(tmp_path, download=True, checksums=sums, val_size=4)
-    assert calls == [(str(tmp_path), True)]
-    assert len(b.val) == 4 and "MNIST/raw" in b.source.replace("\\", "/")
+def test_download_fetches_into_the_mnist_folder(tmp_path, tiny_mnist, mirror):
+    sums = tiny_mnist.write(mirror.root / "mnist")
+    root = tmp_path / "root"
+    b = load_mnist(root, download=True, checksums=sums, val_size=4)
+    assert sorted(mirror.requests) == sorted(f"/mnist/{name}" for name in sums)
+    assert len(b.val) == 4 and str(root / "mnist" / "t10k-labels-idx1-ubyte.gz") in b.source
+    assert sorted(p.name for p in (root / "mnist").iterdir()) == sorted(sums)
 
 
-def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
-    def offline(root, download):
-        raise RuntimeError("Error downloading train-images-idx3-ubyte.gz:\nTried mirrors")
+def test_download_sources_are_the_recipes_mirrors():
+    from robustbnn.data.mnist import remotes
+    from robustbnn.data.recipes import load_recipe
 
-    monkeypatch.setattr(torchvision.datasets, "MNIST", offline)
+    recipe = load_recipe("mnist")
+    (first, *_) = remotes(recipe)
+    assert first.folder == "mnist" and first.digest == recipe["files"]["train_images"]["sha256"]
+    assert first.urls == tuple(m + "train-images-idx3-ubyte.gz"
+                               for m in recipe["download"]["mirrors"])
+    names = [r.name for r in remotes(recipe)]
+    assert [m for m, _ in torchvision.datasets.MNIST.resources] == names
+
+
+def test_download_failure_is_a_data_error(tmp_path, mirror):
     with pytest.raises(DataError) as info:
         load_dataset("mnist", tmp_path, download=True)
     message = str(info.value)
-    assert message.startswith("could not download MNIST (RuntimeError: Error downloading")
-    assert str(tmp_path / "mnist") in message and "--data-root" in message
-    assert "\n" not in message
+    assert message.startswith("could not download MNIST train-images-idx3-ubyte.gz "
+                              f"($ROBUSTBNN_MIRROR is set): {mirror.url}/mnist/train-images")
+    assert "HTTP 404" in message and "--data-root" in message and "\n" not in message
+    assert not any((tmp_path / "mnist").iterdir())
 
 
-def test_no_download_when_files_present(tmp_path, tiny_mnist, monkeypatch):
-    monkeypatch.setattr(torchvision.datasets, "MNIST", None)  # would fail if called
+def test_no_download_when_files_present(tmp_path, tiny_mnist, mirror):
     sums = tiny_mnist.write(tmp_path / "mnist")
     assert len(load_mnist(tmp_path, download=True, checksums=sums, val_size=4).train) == 8
+    assert mirror.requests == []
 
 
 def test_label_count_mismatch(tmp_path, tiny_mnist):

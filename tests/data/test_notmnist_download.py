@@ -4,11 +4,8 @@ downloaded, and a local copy of it is checked by its sha256, else its size and c
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 import torch
-import torchvision.datasets.utils
 
 from robustbnn.data import sha256_file
 from robustbnn.data.idx import write_idx
@@ -20,6 +17,7 @@ from robustbnn.data.notmnist import (
     NOTMNIST,
     NOTMNIST_SHA256,
     NotMNISTSet,
+    remote,
 )
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import write_notmnist_tar
@@ -33,38 +31,35 @@ def test_download_url_is_https_at_a_pinned_commit() -> None:
 
 
 @pytest.fixture
-def served(tmp_path, monkeypatch):
-    """A fake downloader serving fixture IDX images (no network); returns (source, calls)."""
+def served(mirror):
+    """Fixture IDX images on the local mirror, where --download finds them; their path."""
     import numpy as np
 
-    source = tmp_path / "served.gz"
+    source = mirror.root / "notmnist" / IMAGES
+    source.parent.mkdir(parents=True)
     write_idx(source, np.random.default_rng(3).integers(0, 256, (5, 28, 28), dtype=np.uint8))
-    calls = []
-
-    def fake_download_url(url, root, filename=None, md5=None):
-        calls.append(url)
-        shutil.copy(source, f"{root}/{filename}")
-
-    monkeypatch.setattr(torchvision.datasets.utils, "download_url", fake_download_url)
-    return source, calls
+    return source
 
 
-def test_download_verified_by_sha256(tmp_path, served):
-    source, calls = served
+def test_download_verified_by_sha256(tmp_path, served, mirror):
     root = tmp_path / "root"
-    x = NOTMNIST.load(root, download=True, checksums={IMAGES: sha256_file(source)})
-    assert calls == [IMAGES_URL] and x.shape == (5, 1, 28, 28)
+    x = NOTMNIST.load(root, download=True, checksums={IMAGES: sha256_file(served)})
+    assert mirror.requests == [f"/notmnist/{IMAGES}"] and x.shape == (5, 1, 28, 28)
     assert sorted(p.name for p in (root / "notmnist").iterdir()) == [IMAGES]
-    assert sha256_file(root / "notmnist" / IMAGES) == sha256_file(source)
+    assert sha256_file(root / "notmnist" / IMAGES) == sha256_file(served)
 
 
 def test_download_with_wrong_sha256_is_refused_and_deleted(tmp_path, served):
     root = tmp_path / "root"
-    with pytest.raises(DataError, match=r"^the notMNIST download from https://\S+ failed its "
-                                        r"sha256 check \(checksum mismatch for .*: expected "
-                                        r"sha256 0{64}, got .*\); it was deleted; retry later"):
+    with pytest.raises(DataError, match=r"^could not download notMNIST \S+ \(\$ROBUSTBNN_MIRROR "
+                                        r"is set\): \S+: failed its sha256 check \(expected "
+                                        r"0{64}, got .*\): the source serves a different"):
         NOTMNIST.load(root, download=True, checksums={IMAGES: "0" * 64})
     assert list((root / "notmnist").iterdir()) == []  # nothing unverified is left in place
+
+
+def test_download_source_is_the_pinned_commit():
+    assert remote(NOTMNIST_SHA256[IMAGES]).urls == (IMAGES_URL,)
 
 
 def test_same_size_archive_with_other_content_is_refused(tmp_path):

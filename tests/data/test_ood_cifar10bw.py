@@ -9,8 +9,10 @@ import torchvision.datasets
 
 from robustbnn.data._ood import md5_file
 from robustbnn.data.cifar10bw import (
+    ARCHIVE,
     CIFAR10BW,
     CIFAR10BW_DIGESTS,
+    remotes,
     resize_bilinear_tf1,
 )
 from robustbnn.errors import DataError
@@ -142,26 +144,55 @@ def test_missing_files(tmp_path):
                    str(tmp_path / "cifar10" / "cifar10_batch_0.png"))
 
 
-def test_download_uses_torchvision(tmp_path, rgb, monkeypatch):
-    calls, sums = [], {}
+def _archive(path, rgb):
+    """A CIFAR-10 python archive holding a test batch of ``rgb``; its md5 and the batch's."""
+    import tarfile
 
-    def fake_cifar10(root, train, download):
-        calls.append((root, train, download))
-        path = tmp_path / "cifar-10-batches-py" / "test_batch"
-        write_test_batch(path, rgb)
-        sums["test_batch"] = md5_file(path)
-
-    monkeypatch.setattr(torchvision.datasets, "CIFAR10", fake_cifar10)
-    assert CIFAR10BW.load(tmp_path, download=True, checksums=sums).shape == (5, 1, 28, 28)
-    assert calls == [(str(tmp_path), False, True)]
+    batch = path.parent / "build" / "cifar-10-batches-py" / "test_batch"
+    write_test_batch(batch, rgb)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(batch, arcname="cifar-10-batches-py/test_batch")
+    return {ARCHIVE: md5_file(path), "test_batch": md5_file(batch)}
 
 
-def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
-    def offline(root, train, download):
-        raise RuntimeError("<urlopen error [Errno 101] Network is unreachable>")
+def test_download_takes_the_test_batch_out_of_the_archive(tmp_path, rgb, mirror):
+    sums = _archive(mirror.root / "cifar10" / ARCHIVE, rgb)
+    root = tmp_path / "root"
+    root.mkdir()
+    x = CIFAR10BW.load(root, download=True, checksums=sums)
+    assert mirror.requests == [f"/cifar10/{ARCHIVE}"]
+    assert torch.allclose(x[:, 0], torch.from_numpy(cifarbw_oracle(rgb)).float(), atol=1e-5)
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) \
+        == ["cifar10/cifar-10-batches-py/test_batch", f"cifar10/{ARCHIVE}"]
 
-    monkeypatch.setattr(torchvision.datasets, "CIFAR10", offline)
-    with pytest.raises(DataError, match=r"^could not download CIFAR-10 \(RuntimeError: "):
+
+def test_download_falls_back_to_the_sprites(tmp_path, rgb, mirror):
+    sums = {f"cifar10_batch_{k}.png": write_cifar_sprite(
+        mirror.root / "cifar10" / f"cifar10_batch_{k}.png", rgb[k:k + 1]) for k in range(4)}
+    x = CIFAR10BW.load(tmp_path, download=True, checksums=sums)
+    assert x.shape == (4, 1, 28, 28) and len(mirror.requests) == 5
+
+
+def test_a_damaged_test_batch_is_not_written(tmp_path, rgb, mirror):
+    sums = _archive(mirror.root / "cifar10" / ARCHIVE, rgb)
+    sums["test_batch"] = "0" * 32
+    with pytest.raises(DataError, match="checksum mismatch for .*test_batch: expected md5 0000"):
+        CIFAR10BW.load(tmp_path, download=True, checksums=sums)
+    assert not (tmp_path / "cifar10" / "cifar-10-batches-py").exists()
+
+
+def test_download_sources_are_torchvisions_and_convnetjs():
+    archive, sprites = remotes({})
+    assert archive[0].urls == (torchvision.datasets.CIFAR10.url,)
+    assert archive[0].digest == torchvision.datasets.CIFAR10.tgz_md5
+    assert [r.digest for r in sprites] == [CIFAR10BW_DIGESTS[f"cifar10_batch_{k}.png"]
+                                           for k in range(4)]
+
+
+def test_download_failure_is_a_data_error(tmp_path, mirror):
+    with pytest.raises(DataError, match=r"^could not download CIFAR-10 cifar-10-python.tar.gz or "
+                                        r"cifar10_batch_0.png, .*HTTP 404"):
         CIFAR10BW.load(tmp_path, download=True)
 
 

@@ -7,7 +7,6 @@ import logging
 import numpy as np
 import pytest
 import torch
-import torchvision.datasets.utils
 
 from robustbnn.data import sha256_file, write_idx
 from robustbnn.data.notmnist import (
@@ -143,20 +142,17 @@ def test_missing_files(tmp_path):
                    str(tmp_path / "notmnist" / "notMNIST_small.tar.gz"))
 
 
-def test_no_download_when_present(tmp_path, idx_images, monkeypatch):
-    monkeypatch.setattr(torchvision.datasets.utils, "download_url", None)  # fails if called
+def test_no_download_when_present(tmp_path, idx_images, mirror):
     assert len(NOTMNIST.load(tmp_path, download=True, checksums=idx_images[1])) == 7
+    assert mirror.requests == []
 
 
-def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
-    def offline(url, root, filename=None, md5=None):
-        raise OSError("[Errno -3] Temporary failure\nin name resolution")
-
-    monkeypatch.setattr(torchvision.datasets.utils, "download_url", offline)
+def test_download_failure_is_a_data_error(tmp_path, mirror):
     with pytest.raises(DataError) as info:
         NOTMNIST.load(tmp_path, download=True)
     message = str(info.value)
-    assert message.startswith("could not download notMNIST (OSError: [Errno -3]")
+    assert message.startswith("could not download notMNIST t10k-images-idx3-ubyte.gz "
+                              f"($ROBUSTBNN_MIRROR is set): {mirror.url}/notmnist/")
     assert str(tmp_path / "notmnist") in message and "\n" not in message
     assert list((tmp_path / "notmnist").iterdir()) == []  # no partial file left behind
 

@@ -13,7 +13,9 @@ from robustbnn.data import sha256_file
 from robustbnn.data.omniglot import (
     BACKGROUND_ALPHABETS,
     OMNIGLOT,
+    OMNIGLOT_DIGESTS,
     SAFE_ALPHABETS,
+    remotes,
 )
 from robustbnn.errors import DataError
 from tests.data._ood_fixtures import assert_missing, plant, write_omniglot_zip
@@ -138,25 +140,47 @@ def test_missing_files(tmp_path):
                    "images_background_small1.zip", "images_background.zip")
 
 
-def test_download_uses_torchvision(tmp_path, monkeypatch):
-    calls, sums = [], {}
-
-    def fake_omniglot(root, background, download):
-        calls.append((root, background, download))
-        path = tmp_path / "omniglot-py" / "images_background.zip"
-        write_omniglot_zip(path, "images_background", {"Hebrew": 2, "N_Ko": 2}, seed=5)
-        sums[path.name] = sha256_file(path)
-
-    monkeypatch.setattr(torchvision.datasets, "Omniglot", fake_omniglot)
+def test_download_fetches_the_full_zip(tmp_path, mirror):
+    path = mirror.root / "omniglot" / "images_background.zip"
+    write_omniglot_zip(path, "images_background", {"Hebrew": 2, "N_Ko": 2}, seed=5)
+    sums = {path.name: sha256_file(path)}
     x = OMNIGLOT.load(tmp_path, download=True, checksums=sums)
-    assert calls == [(str(tmp_path), True, True)]
+    assert mirror.requests == ["/omniglot/images_background.zip"]
     assert x.shape == (4, 1, 28, 28)  # Hebrew only
 
 
-def test_download_failure_is_a_data_error(tmp_path, monkeypatch):
-    def offline(root, background, download):
-        raise RuntimeError("File not found or corrupted.")
+def test_download_falls_back_to_the_small_zips(tmp_path, mirror, caplog):
+    sums = {}
+    for k, alphabet in ((1, "Balinese"), (2, "Latin")):
+        path = mirror.root / "omniglot" / f"images_background_small{k}.zip"
+        write_omniglot_zip(path, f"images_background_small{k}", {alphabet: 2}, seed=k)
+        sums[path.name] = sha256_file(path)
+    sums["images_background.zip"] = "0" * 32
+    x = OMNIGLOT.load(tmp_path, download=True, checksums=sums)
+    assert mirror.requests == ["/omniglot/images_background.zip",
+                               "/omniglot/images_background_small1.zip",
+                               "/omniglot/images_background_small2.zip"]
+    assert x.shape == (8, 1, 28, 28)
+    assert "images_background.zip is not served there; fetched images_background_small1.zip" \
+        in caplog.text
 
-    monkeypatch.setattr(torchvision.datasets, "Omniglot", offline)
-    with pytest.raises(DataError, match=r"^could not download Omniglot \(RuntimeError: File"):
+
+def test_download_sources_are_lakes_repository():
+    full, small = remotes(OMNIGLOT_DIGESTS)
+    assert [r.urls for r in full] == [
+        (f"{torchvision.datasets.Omniglot.download_url_prefix}/images_background.zip",)]
+    assert full[0].digest == torchvision.datasets.Omniglot.zips_md5["images_background"]
+    assert [r.name for r in small] == ["images_background_small1.zip",
+                                       "images_background_small2.zip"]
+
+
+def test_download_failure_is_a_data_error(tmp_path, mirror):
+    with pytest.raises(DataError) as info:
         OMNIGLOT.load(tmp_path, download=True)
+    message = str(info.value)
+    assert message.startswith("could not download Omniglot images_background.zip or "
+                              "images_background_small1.zip, images_background_small2.zip "
+                              f"($ROBUSTBNN_MIRROR is set): {mirror.url}/omniglot/"
+                              "images_background.zip: HTTP 404 File not found; ")
+    assert f"{mirror.url}/omniglot/images_background_small1.zip: HTTP 404" in message
+    assert list((tmp_path / "omniglot").iterdir()) == []

@@ -87,29 +87,30 @@ def test_wrong_shape(tmp_path):
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_download_uses_torchvision(tmp_path, monkeypatch, name):
-    spec, _, tv_class, _ = SETS[name]
-    calls, sums = [], {}
-
-    def fake(root, train, download):
-        calls.append((root, train, download))
-        sums.update(write_images(tmp_path / tv_class / "raw", n=3)[1])
-
-    monkeypatch.setattr(torchvision.datasets, tv_class, fake)
+def test_download_fetches_into_our_folder(tmp_path, mirror, name):
+    spec, folder, tv_class, _ = SETS[name]
+    images, sums = write_images(mirror.root / folder, n=3)
     assert spec.load(tmp_path, download=True, checksums=sums).shape == (3, 1, 28, 28)
-    assert calls == [(str(tmp_path), False, True)]
+    assert mirror.requests == [f"/{folder}/{IMAGES}"]
+    assert [p.name for p in (tmp_path / folder).iterdir()] == [IMAGES]
 
 
 @pytest.mark.parametrize("name", SETS)
-def test_download_failure_is_a_data_error(tmp_path, monkeypatch, name):
-    spec, _, tv_class, _ = SETS[name]
+def test_download_sources_are_torchvisions_mirrors(name):
+    spec, folder, tv_class, md5 = SETS[name]
+    remote = spec.remote(spec.digests)
+    assert remote.urls == tuple(m + IMAGES for m in getattr(torchvision.datasets,
+                                                             tv_class).mirrors)
+    assert (remote.folder, remote.digest) == (folder, md5)
 
-    def offline(root, train, download):
-        raise RuntimeError("Error downloading t10k-images-idx3-ubyte.gz:\nTried mirrors")
 
-    monkeypatch.setattr(torchvision.datasets, tv_class, offline)
+@pytest.mark.parametrize("name", SETS)
+def test_download_failure_is_a_data_error(tmp_path, mirror, name):
+    spec, folder, _, _ = SETS[name]
     with pytest.raises(DataError) as info:
         spec.load(tmp_path, download=True)
     message = str(info.value)
-    assert message.startswith(f"could not download {spec.title} (RuntimeError: Error")
-    assert str(tmp_path / tv_class / "raw") in message and "\n" not in message
+    assert message.startswith(f"could not download {spec.title} {IMAGES} ($ROBUSTBNN_MIRROR "
+                              f"is set): {mirror.url}/{folder}/{IMAGES}: HTTP 404")
+    assert str(tmp_path / folder) in message and "\n" not in message
+    assert list((tmp_path / folder).iterdir()) == []

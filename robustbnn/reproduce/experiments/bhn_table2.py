@@ -94,7 +94,7 @@ EXPERIMENTS.register("bhn_table2", Experiment(
     variants=VARIANTS,
     notes=(
         "Counts: uniform and Gaussian 10,000 each and notMNIST 1,000 as the paper; Omniglot "
-        "and CIFAR-10bw are every image the data root holds (../shared/data: the two small "
+        "and CIFAR-10bw are every image the data root holds (in our runs: the two small "
         "background sets and 4,000 CIFAR-10 training images, against about 9,200 and 10,000 "
         "in the paper), so their PR(+)/PR(−) are references only: PR depends on the "
         "OOD/in-distribution ratio, AUROC does not.",
