@@ -132,8 +132,7 @@ def test_the_data_page_lists_every_download_and_its_folder():
     import re
     from pathlib import Path
 
-    from robustbnn.data import DATASETS, OOD_DATASETS
-    from robustbnn.data import cifar10bw, mnist, notmnist, omniglot
+    from robustbnn.data import DATASETS, OOD_DATASETS, cifar10bw, mnist, notmnist, omniglot
     from robustbnn.data.fashion_mnist import FASHION_MNIST
     from robustbnn.data.kmnist import KMNIST
     from robustbnn.data.recipes import load_recipe
