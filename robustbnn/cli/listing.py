@@ -25,7 +25,9 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     from robustbnn.data import DATASETS, OOD_DATASETS
 
     root = data_root(args)
-    sys.stdout.write(f"# data root: {root}\n# training sets (--dataset)\n")
+    note = "" if root.is_dir() else " (not created yet: the first --download creates it)"
+    sys.stdout.write(f"# data root: {root}{note}; missing sets: --download fetches them "
+                     "(docs/data.md)\n# training sets (--dataset)\n")
     for name in DATASETS.names():
         spec = DATASETS.get(name)
         status = "available" if spec.available(root) else "missing"

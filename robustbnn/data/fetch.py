@@ -156,7 +156,7 @@ def _copy(url: str, out: object) -> None:
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:  # noqa: S310
             size = response.headers.get("Content-Length")
-            log.info("downloading %s%s", url, f" ({int(size) / 1e6:.1f} MB)" if size else "")
+            log.info("downloading %s%s", url, f" ({_size(int(size))})" if size else "")
             shutil.copyfileobj(response, out, _CHUNK)
     except urllib.error.HTTPError as err:
         raise _Failed(f"HTTP {err.code} {err.reason}", url=url,
@@ -165,6 +165,11 @@ def _copy(url: str, out: object) -> None:
         raise _Failed(" ".join(str(err.reason).split()), url=url) from err
     except (OSError, ValueError) as err:  # timeouts, resets, a malformed URL
         raise _Failed(" ".join(f"{type(err).__name__}: {err}".split()), url=url) from err
+
+
+def _size(n: int) -> str:
+    """``9.9 MB``, ``28.9 kB``, ``512 B``."""
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.1f} kB" if n >= 1e3 else f"{n} B"
 
 
 def fetch_all(remotes: Sequence[Remote], data_root: Path) -> list[Path]:
