@@ -33,6 +33,7 @@ here switches the module mode: randomness comes only from ``sample_logits`` and 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +42,7 @@ from torch import Tensor
 from robustbnn.attacks.margin import dlr_loss
 from robustbnn.contract.checked import Checked, checked
 from robustbnn.metrics.classification import log_predictive_probs
+from robustbnn.public import warn_deprecated
 
 OBJECTIVES = ("predictive", "expected", "cw", "dlr")
 LABELS = ("true", "predicted")
@@ -136,6 +138,42 @@ class GradientSettings:
             raise ValueError(f"need n_samples >= 1, got {self.n_samples}")
 
 
+# The keywords each function took before GradientSettings (the previous release), still accepted
+# with a warning until robustbnn.public.REMOVED_IN (docs/api/public.md).
+_OLD_KEYWORDS = {"mc_input_grad": ("n_samples", "objective", "label", "name"),
+                 "attack_labels": ("label", "n_samples", "name")}
+
+
+def _settings_of(function: str, settings: GradientSettings | None,
+                 old: dict[str, Any]) -> GradientSettings:
+    """``settings``, or the :class:`GradientSettings` of the previous release's keywords, warned
+    (``name=`` is dropped: contract errors name a model by its registry name or class)."""
+    if not old:
+        if settings is None:
+            raise TypeError(f"{function}() is missing its settings: call {function}(model, x, "
+                            "y, GradientSettings(n_samples=...), ...)")
+        return settings
+    unknown = [k for k in old if k not in _OLD_KEYWORDS[function]]
+    if unknown:
+        raise TypeError(f"{function}() got an unexpected keyword argument {unknown[0]!r}")
+    if settings is not None:
+        raise TypeError(f"{function}() takes either settings or the old keywords "
+                        f"{sorted(old)}, not both")
+    required = [k for k in ("n_samples", "label" if function == "attack_labels" else "")
+                if k and k not in old]
+    if required:
+        raise TypeError(f"{function}() missing required keyword argument {required[0]!r}")
+    fields = {k: old[k] for k in ("n_samples", "objective", "label") if k in old}
+    given = ", ".join(f"{k}={v!r}" for k, v in old.items())
+    args = ", ".join(f"{k}={v!r}" for k, v in fields.items())
+    note = ("name= is no longer needed: contract errors name a model by its registry name or "
+            "class") if "name" in old else ""
+    warn_deprecated(f"{function}(model, x, y, {given})",
+                    f"{function}(model, x, y, GradientSettings({args}), ...)", note=note,
+                    stacklevel=4)
+    return GradientSettings(**fields)
+
+
 def _sample(model: Checked, x: Tensor, n_samples: int,
             generator: torch.Generator | None) -> Tensor:
     """The model's attack samples (``attack_logits`` where it has them, else
@@ -148,10 +186,11 @@ def mc_input_grad(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
-    settings: GradientSettings,
+    settings: GradientSettings | None = None,
     *,
     target: Tensor | int | None = None,
     generator: torch.Generator | None = None,
+    **old: Any,
 ) -> Tensor:
     """Gradient with respect to the input of the MC attack objective (the quantity to ascend).
 
@@ -167,10 +206,18 @@ def mc_input_grad(
         settings: S_attack, the objective and the label policy.
         target: Target class per example, shape (B,), or one int; ``None`` = untargeted.
         generator: Source of the attack's posterior samples.
+        **old: The previous release's ``n_samples=``, ``objective=``, ``label=`` and ``name=``
+            in place of ``settings``: deprecated, they work until the release
+            :data:`robustbnn.public.REMOVED_IN` and warn with a
+            :class:`~robustbnn.public.RobustbnnDeprecationWarning`.
 
     Returns:
         d objective / d x, shape (B, *): +grad CE(label) untargeted, +grad log p̄(target)
         targeted.
+
+    Raises:
+        TypeError: Without settings, with settings and old keywords both, or with an
+            unknown keyword.
 
     Example:
         >>> import torch
@@ -182,6 +229,7 @@ def mc_input_grad(
         >>> mc_input_grad(net, x, y, GradientSettings(n_samples=4, objective="expected")).shape
         torch.Size([2, 1, 28, 28])
     """
+    settings = _settings_of("mc_input_grad", settings, old)
     x = x.detach().requires_grad_(True)
     with torch.enable_grad():
         logits = _sample(checked(model), x, settings.n_samples, generator)  # (S, B, C)
@@ -195,17 +243,21 @@ def attack_labels(
     model: torch.nn.Module,
     x: Tensor,
     y: Tensor,
-    settings: GradientSettings,
+    settings: GradientSettings | None = None,
     *,
     generator: torch.Generator | None = None,
+    **old: Any,
 ) -> Tensor:
     """Labels an iterative untargeted attack keeps fixed: ``y`` or the MC prediction on ``x``.
 
     Iterative attacks resolve ``label="predicted"`` once on the clean input (as cleverhans'
     ``BasicIterativeMethod`` does); re-predicting at every step would chase the adversarial
     class once the prediction flips. Draws ``settings.n_samples`` samples from ``generator``
-    only when ``settings.label`` is ``"predicted"``.
+    only when ``settings.label`` is ``"predicted"``. The previous release's ``label=``,
+    ``n_samples=`` and ``name=`` in place of ``settings`` still work, warned, until the release
+    :data:`robustbnn.public.REMOVED_IN` (as for :func:`mc_input_grad`).
     """
+    settings = _settings_of("attack_labels", settings, old)
     if settings.label == "true":
         return y
     with torch.no_grad():

@@ -62,23 +62,26 @@ import contextlib
 import dataclasses
 import logging
 import random
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from robustbnn.config import replace_checked
+from robustbnn.config import parse_set, replace_checked
 from robustbnn.errors import DeviceError, ModelContractError
 from robustbnn.models import MODELS, ModelSpec
+from robustbnn.public import warn_deprecated
+from robustbnn.settings import model_config
 from robustbnn.testing.bitwise import first_difference
 from robustbnn.testing.clauses import Clauses, build, what
 from robustbnn.testing.report import CheckReport, ClauseResult
 from robustbnn.testing.sampler_clauses import Broken, CheckOptions
 
-__all__ = ["BENCH_CLAUSES", "CLAUSES", "check_model", "check_module", "missing_smoke_warning",
-           "smoke_config"]
+__all__ = ["BENCH_CLAUSES", "CLAUSES", "check_command", "check_model", "check_module",
+           "missing_smoke_warning", "run_config", "smoke_config"]
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +108,44 @@ def smoke_config(name: str) -> Any:
     return cfg
 
 
+def model_sets(name: str, overrides: Sequence[str]) -> list[str]:
+    """The ``--set`` items of ``overrides`` that change model ``name``: its own, and the
+    ``*.field`` ones whose field its config has."""
+    fields = {f.name for f in dataclasses.fields(MODELS.get(name).config)}
+    return [item for item, (owner, field, _) in zip(overrides, parse_set(list(overrides)),
+                                                    strict=True)
+            if owner == name or (owner == "*" and field in fields)]
+
+
+def run_config(name: str, overrides: Sequence[str] = ()) -> Any:
+    """The config ``robustbnn check NAME --set ...`` checks: the model's defaults with the
+    ``--set`` items that apply to it (type- and range-checked, as ``bench`` checks them), then
+    its smoke size on top, as a run's ``contract`` cell checks the model
+    (:func:`robustbnn.run.tasks.contract.contract_config`).
+
+    Raises:
+        ConfigError: A malformed item, a value of the wrong type or out of range.
+    """
+    cfg = model_config(name, model_sets(name, overrides))
+    for field, value in MODELS.get(name).shrink.get("smoke", {}).items():
+        cfg = replace_checked(cfg, field, value, owner=f"{name} (its 'smoke' shrink)")
+    return cfg
+
+
+def check_command(name: str, *, plugins: Sequence[str] = (),
+                  overrides: Sequence[str] = ()) -> str:
+    """The ``robustbnn check`` command line that checks model ``name`` as a run with these
+    ``--plugin`` modules and ``--set`` items checked it, shell-quoted so it works as printed.
+
+    Example:
+        >>> check_command("mlp", plugins=["my.plugin"], overrides=["*.hidden=(8,)", "x.y=1"])
+        "robustbnn check --plugin my.plugin mlp --set '*.hidden=(8,)'"
+    """
+    words = ["robustbnn", "check", *(w for p in plugins for w in ("--plugin", p)), name]
+    words += [w for item in model_sets(name, overrides) for w in ("--set", item)]
+    return shlex.join(words)
+
+
 def missing_smoke_warning(name: str, budget: str = "smoke") -> str | None:
     """The one-line warning for a model whose spec declares no ``budget`` shrink, else None."""
     if budget in MODELS.get(name).shrink:
@@ -115,7 +156,7 @@ def missing_smoke_warning(name: str, budget: str = "smoke") -> str | None:
 
 
 def check_model(name: str, *, config: Any = None, options: CheckOptions | None = None,
-                clauses: tuple[str, ...] | None = None) -> CheckReport:
+                clauses: tuple[str, ...] | None = None, **old: Any) -> CheckReport:
     """Build and train a registered model, then run every clause of the model contract on it.
 
     Clause ``build`` builds the model twice on CPU from ``ModelSpec.build`` with equally seeded
@@ -134,6 +175,10 @@ def check_model(name: str, *, config: Any = None, options: CheckOptions | None =
             :data:`CLAUSES` order; :data:`BENCH_CLAUSES` for the bench's cheap ones). Unless
             it is None or names ``build``, clause ``build`` only builds the model (equal init
             generators giving equal weights is not checked).
+        **old: The previous release's ``device=``, ``input_shape=``, ``num_classes=``,
+            ``batch=`` and ``n_samples=`` in place of ``options``: deprecated, they work until
+            the release :data:`robustbnn.public.REMOVED_IN` and warn with a
+            :class:`~robustbnn.public.RobustbnnDeprecationWarning`.
 
     Returns:
         The report; call :meth:`CheckReport.raise_if_failed` to fail on any broken clause.
@@ -141,9 +186,10 @@ def check_model(name: str, *, config: Any = None, options: CheckOptions | None =
     Raises:
         UnknownNameError: For an unregistered name.
         DeviceError: For a CUDA device on a machine without CUDA.
+        TypeError: For an unknown keyword, or ``options`` and old keywords both.
     """
     spec = MODELS.get(name)
-    options = _resolved(options)
+    options = _resolved(_options_of(name, options, old))
     if config is None and (warning := missing_smoke_warning(name)):
         log.warning("%s", warning)
     cfg = smoke_config(name) if config is None else config
@@ -256,6 +302,24 @@ def _fit(name: str, cfg: Any, options: CheckOptions) -> tuple[nn.Module | None, 
     finally:
         package_log.setLevel(level)
     return model, ClauseResult("fit", "ok")
+
+
+def _options_of(name: str, options: CheckOptions | None,
+                old: dict[str, Any]) -> CheckOptions | None:
+    """``options``, or the :class:`CheckOptions` of the previous release's keywords, warned."""
+    if not old:
+        return options
+    known = {f.name for f in dataclasses.fields(CheckOptions)}
+    unknown = [k for k in old if k not in known]
+    if unknown:
+        raise TypeError(f"check_model() got an unexpected keyword argument {unknown[0]!r}")
+    if options is not None:
+        raise TypeError(f"check_model() takes either options or the old keywords "
+                        f"{sorted(old)}, not both")
+    given = ", ".join(f"{k}={v!r}" for k, v in old.items())
+    warn_deprecated(f"check_model({name!r}, {given})",
+                    f"check_model({name!r}, options=CheckOptions({given}))", stacklevel=4)
+    return CheckOptions(**old)
 
 
 def _resolved(options: CheckOptions | None) -> CheckOptions:
