@@ -116,7 +116,9 @@ def _add_bench(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     bench.add_argument("--seed", type=int, help="seed (default: the suite's, 0)")
     bench.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="NAME.FIELD=VALUE",
-                       help="override a model setting, e.g. mlp.epochs=10 or *.hidden=(800,800)")
+                       help="override a model or attack setting (repeatable), e.g. "
+                            "mlp.epochs=10, *.hidden=(800,800) (every model with the field) or "
+                            "pgd.steps=20")
     bench.add_argument("--out", type=Path, default=Path("reports/latest"), metavar="DIR",
                        help="output folder (default: reports/latest)")
     _add_bench_cells(bench)
@@ -246,6 +248,12 @@ def _add_check(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                             "and [0, 1]), determinism under its generator, no train()/eval() "
                             "on the model, beats random noise of its norm on a trained model; "
                             "repeat for several")
+    check.add_argument("--set", dest="overrides", action="append", default=[],
+                       metavar="NAME.FIELD=VALUE",
+                       help="check at a model or attack setting, as bench --set takes it "
+                            "(repeatable), e.g. mlp.epochs=3 or pgd.steps=5: a model is checked "
+                            "at the config a run with these flags gives it, its smoke size on "
+                            "top, as the run's contract cell checks it")
     check.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                        help="run device (default: auto = cuda when available, else cpu); a "
                             "GPU run also samples a CPU copy")

@@ -28,6 +28,7 @@ The clauses, in order:
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import torch
@@ -167,11 +168,13 @@ def _at(resolved: AttackSettings, eps: float) -> Any:
     return dataclasses.replace(resolved.attack, eps=eps, n_samples=N_SAMPLES)
 
 
-def check_attack(name: str) -> AttackCheckReport:
+def check_attack(name: str, overrides: Sequence[str] = ()) -> AttackCheckReport:
     """Build attack ``name`` from its defaults and run every clause on it.
 
     Args:
         name: A registered attack name (plug-ins must be imported first).
+        overrides: ``--set name.field=value`` items, as ``bench`` takes them (other owners'
+            are ignored).
 
     Returns:
         The report; call :meth:`AttackCheckReport.raise_if_failed` to fail on any broken
@@ -183,7 +186,7 @@ def check_attack(name: str) -> AttackCheckReport:
     results: list[AttackClauseResult] = []
     with torch.random.fork_rng(devices=[]):
         try:
-            resolved = attack_settings(name, BenchConfig())
+            resolved = attack_settings(name, BenchConfig(overrides=tuple(overrides)))
             fields = {f.name for f in dataclasses.fields(resolved.attack)}
             missing = sorted({"eps", "n_samples"} - fields)
             if missing:

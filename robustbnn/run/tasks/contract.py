@@ -32,6 +32,7 @@ from robustbnn.models.base import code_identity
 from robustbnn.run.cells import Cell, CellKind, CellOutcome
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.testing import BENCH_CLAUSES, CheckOptions, check_model
+from robustbnn.testing.model import check_command
 
 __all__ = ["CONTRACT_VERSION", "REFUSED", "contract_cell", "contract_config", "refusal_message",
            "run"]
@@ -78,15 +79,17 @@ def run(ctx: Context) -> CellOutcome:
                                  f"failed ({fit.detail}); the training cell decides"})
     if report.failed:
         failed = [(r.clause, r.detail) for r in report.failed]
-        raise ContractRefusal(refusal_message(name, failed), model=name,
+        command = check_command(name, plugins=ctx.spec.plugins, overrides=ctx.spec.cfg.overrides)
+        raise ContractRefusal(refusal_message(name, failed, command), model=name,
                               clauses=[clause for clause, _ in failed],
                               seen="; ".join(f"{clause}: {detail}" for clause, detail in failed))
     return CellOutcome(info={"clauses": {r.clause: r.status for r in report.results}})
 
 
-def refusal_message(name: str, failed: list[tuple[str, str]]) -> str:
+def refusal_message(name: str, failed: list[tuple[str, str]], command: str = "") -> str:
     """``model 'NAME' refused by the model contract: clause 'C' failed: what; ...`` and the
-    way out, on one line."""
+    way out, on one line: ``command`` (default ``robustbnn check NAME``), the run's
+    ``--plugin`` and ``--set`` flags in it (:func:`robustbnn.testing.model.check_command`)."""
     seen = "; ".join(f"clause {clause!r} failed: {detail}" for clause, detail in failed)
-    return (f"model {name!r} {REFUSED}: {seen}. It gets no numbers; fix it (robustbnn check "
-            f"{name} runs every clause) and rerun")
+    return (f"model {name!r} {REFUSED}: {seen}. It gets no numbers; fix it "
+            f"(`{command or f'robustbnn check {name}'}` runs every clause) and rerun")
