@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import torch
 
-from robustbnn.errors import DeviceError
+from robustbnn.errors import ConfigError, DeviceError
 from robustbnn.folders import check_readable, check_writable
 
 __all__ = ["check_outputs", "data_root", "resolve_device"]
@@ -45,12 +47,22 @@ def data_root(args: argparse.Namespace) -> Path:
 
 
 def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
-    """Every folder the command writes (``outs`` and the model cache) is writable, before
-    any work starts."""
+    """The run can start (``--executor ray`` has Ray) and every folder the command writes
+    (``outs`` and the model cache) is writable, before anything is written: a refused run
+    leaves no claim on its ``--out``."""
     from robustbnn.training.cache import resolve_cache_dir
 
+    if getattr(args, "executor", "local") == "ray" and not _importable("ray"):
+        raise ConfigError("--executor ray needs Ray: pip install 'robustbnn[ray]'")
     for out in outs:
         check_writable(out, "--out")
     if getattr(args, "cache", False):
         flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
         check_writable(resolve_cache_dir(args.cache_dir), flag)
+
+
+def _importable(module: str) -> bool:
+    """Whether ``import module`` can find it, without importing it."""
+    if module in sys.modules:
+        return sys.modules[module] is not None  # None: an import that was blocked
+    return importlib.util.find_spec(module) is not None

@@ -90,19 +90,17 @@ def check_seeds_of_one_configuration(runs: Sequence[dict[str, Any]],
     """
     if len(runs) < 2:
         return
-    first = configuration(runs[0])
-    for run, run_dir in zip(runs[1:], run_dirs[1:], strict=True):
-        other = configuration(run)
-        differ = [k for k in sorted(first.keys() | other.keys()) if first.get(k) != other.get(k)]
-        if differ:
-            shown = "; ".join(f"{k}: {_short(first.get(k))} in {run_dirs[0]}, "
-                              f"{_short(other.get(k))} in {run_dir}" for k in differ[:SHOWN])
-            more = f" (and {len(differ) - SHOWN} more)" if len(differ) > SHOWN else ""
-            raise CombineError(
-                f"{len(runs)} runs were given to combine as mean ± std, but they are not seeds "
-                f"of one configuration: they differ in {len(differ)} field(s) besides the seed, "
-                f"{shown}{more}; report each run alone, or combine runs of the same command "
-                "that differ only in --seed")
+    configs = [configuration(run) for run in runs]
+    keys = sorted(set().union(*configs))
+    differ = [k for k in keys if len({c.get(k) for c in configs}) > 1]  # over every run
+    if differ:
+        shown = "; ".join(f"{k}: {_by_value(k, configs, run_dirs)}" for k in differ[:SHOWN])
+        more = f" (and {len(differ) - SHOWN} more)" if len(differ) > SHOWN else ""
+        raise CombineError(
+            f"{len(runs)} runs were given to combine as mean ± std, but they are not seeds "
+            f"of one configuration: they differ in {len(differ)} field(s) besides the seed, "
+            f"{shown}{more}; report each run alone, or combine runs of the same command "
+            "that differ only in --seed")
     seen: dict[Any, Path] = {}
     for run, run_dir in zip(runs, run_dirs, strict=True):
         seed = run.get("seed")
@@ -112,6 +110,15 @@ def check_seeds_of_one_configuration(runs: Sequence[dict[str, Any]],
                 "same draw would count twice in the mean ± std; combine runs of distinct "
                 "--seed values")
         seen[seed] = run_dir
+
+
+def _by_value(key: str, configs: Sequence[dict[str, Any]], run_dirs: Sequence[Path]) -> str:
+    """Each value of field ``key`` with the runs that have it, in run order:
+    ``1 in a, c / 2 in b``."""
+    groups: dict[str | None, list[str]] = {}
+    for config, run_dir in zip(configs, run_dirs, strict=True):
+        groups.setdefault(config.get(key), []).append(str(run_dir))
+    return " / ".join(f"{_short(value)} in {', '.join(dirs)}" for value, dirs in groups.items())
 
 
 def _short(text: str | None) -> str:

@@ -49,12 +49,28 @@ def test_unrelated_runs_are_refused_naming_the_fields(
     out = tmp_path / "all"
     assert main(["report", *map(str, runs), "--out", str(out), "--no-figures"]) == 2
     line = _error(capsys)
+    a, b, c, d = runs  # every run's difference is named, not only the first pair's
     assert line == (f"robustbnn: error: 4 runs were given to combine as mean ± std, but they "
-                    f"are not seeds of one configuration: they differ in 1 field(s) besides the "
-                    f"seed, config.models: [\"m\"] in {runs[0]}, [\"m\", \"x\"] in {runs[1]}; "
+                    f"are not seeds of one configuration: they differ in 3 field(s) besides the "
+                    f"seed, config.models: [\"m\"] in {a}, {c}, {d} / [\"m\", \"x\"] in {b}; "
+                    f"config.overrides: absent in {a}, {b}, {c} / [\"m.epochs=3\"] in {d}; "
+                    f"data.fingerprint: \"abc\" in {a}, {b}, {d} / \"def\" in {c}; "
                     "report each run alone, or combine runs of the same command that differ "
                     "only in --seed")
     assert not (out / "leaderboard.md").exists()  # refused before anything is rendered
+
+
+def test_three_runs_name_every_run_s_difference_not_only_the_first_pair_s(
+        tmp_path: Path) -> None:
+    # b differs from a in n_train, c in its data: each is named, with the run it comes from.
+    a, b, c = (_run(tmp_path, "a", seed=0), _run(tmp_path, "b", seed=1, n_train=100),
+               _run(tmp_path, "c", seed=2, fingerprint="def"))
+    runs = [json.loads((d / "run.json").read_text()) for d in (a, b, c)]
+    with pytest.raises(CombineError) as err:
+        check_seeds_of_one_configuration(runs, [a, b, c])
+    assert ("they differ in 2 field(s) besides the seed, config.n_train: absent in "
+            f"{a}, {c} / 100 in {b}; data.fingerprint: \"abc\" in {a}, {b} / \"def\" in {c}; "
+            "report each run alone") in str(err.value)
 
 
 @pytest.mark.parametrize(("change", "field"), [
