@@ -33,7 +33,7 @@ from robustbnn.results import names as n
 from robustbnn.results.schema import attack_tasks, with_knobs
 
 __all__ = ["DETECTION_EPS", "FAMILIES", "FGSM_EPS", "NUMERICAL_FAULT", "NUMERICAL_FAULTS",
-           "compute_columns", "task_title"]
+           "compute_columns", "ood_auroc_rows", "task_title"]
 
 FGSM_EPS = (0.1, 0.3)  # the leaderboard's fixed step sizes
 # The task of the rows of cells that met NaN or inf logits (robustbnn.run.tasks._faults), and
@@ -49,11 +49,6 @@ TITLES = {n.PGD: "PGD"}  # display names of attack tasks (others: the task name 
 def task_title(task: str) -> str:
     """An attack task's name in headers (``PGD``; a plug-in attack's own name)."""
     return TITLES.get(task, task)
-
-
-# The logit measures came after the headline "mean OOD AUROC" was fixed; it keeps choosing
-# among the others, so its column means what it did (they are in ood.md, per set).
-LOGIT_MEASURES = ("energy", "mean_energy", "max_logit", "mean_max_logit")
 
 
 def _sanity(results: pd.DataFrame) -> pd.Series:
@@ -123,6 +118,15 @@ def _attacks(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     return out
 
 
+def ood_auroc_rows(results: pd.DataFrame) -> pd.DataFrame:
+    """The rows "mean OOD AUROC" chooses its measure from: the AUROC of every measure the run
+    scored on each OOD set, held-out classes excluded. Every measure competes: the built-in
+    probability and logit measures (``energy``, ``max_logit`` and their per-sample means),
+    ``extra_measures`` and plug-in measures alike."""
+    return results[(results["task"] == n.OOD) & (results["metric"] == n.AUROC)
+                   & ~results["dataset"].str.startswith("heldout:")]
+
+
 def _detection(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
     """Adversary detection AUROC at :data:`DETECTION_EPS` and mean OOD AUROC, each of the best
     measure, with the measure's name."""
@@ -137,9 +141,7 @@ def _detection(results: pd.DataFrame) -> list[tuple[Column, pd.Series]]:
                            aspect=ATTACKS, measure_key=f"{key}_measure"), value))
         out.append((Column(f"{key}_measure", "adv. detection measure", kind="text",
                            aspect=ATTACKS), best))
-    ood = results[(results["task"] == n.OOD) & (results["metric"] == n.AUROC)
-                  & ~results["dataset"].str.startswith("heldout:")
-                  & ~results["measure"].isin(LOGIT_MEASURES)]
+    ood = ood_auroc_rows(results)
     if len(ood):
         value, best = best_measure(ood, n.AUROC)  # per measure, the mean over the sets
         out.append((Column("ood_auroc_mean", "mean OOD AUROC", n.AUROC, aspect=OOD,

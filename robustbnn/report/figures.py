@@ -20,7 +20,8 @@ writes PNGs, so ``robustbnn report`` can redraw them without running a model.
   ``reliability_<model>.png``);
 * ``ood_<model>.png``: from the per-example scores (``scores/``): the CDF of predictive
   entropy on the test set and on each OOD set (Louizos & Welling 2017 / Kristiadi et al. 2019
-  Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there.
+  Fig. 2 style), and the ROC curve per OOD set for the measure with the best AUROC there (a
+  plug-in measure's scores from its rows' examples, :mod:`robustbnn.report.roc_scores`).
 
 Figures with every model draw a column of panels per model family
 (:func:`robustbnn.report.families.panel_groups`, from the families ``run.json`` records) with
@@ -55,6 +56,7 @@ from robustbnn.report.canvas import (
     svg_twin,
 )
 from robustbnn.report.families import model_families, panel_groups
+from robustbnn.report.roc_scores import missing, roc_scores
 from robustbnn.report.styles import styles_for
 from robustbnn.results import names as n
 from robustbnn.results.paths import child, safe_name
@@ -233,6 +235,10 @@ def attack_accuracy_figure(results: pd.DataFrame, task: str, path: Path, *,
 def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> Path | None:
     """Entropy CDFs (in vs each OOD set) and ROC curves (best measure) of one model.
 
+    A plug-in measure's scores come from its rows' examples
+    (:func:`~robustbnn.report.roc_scores.roc_scores`); a set whose best measure has none
+    keeps its legend entry, which says so, without a curve.
+
     Returns:
         The path written, or None when the run holds no OOD scores for ``model``.
     """
@@ -254,8 +260,14 @@ def ood_figure(results: pd.DataFrame, run_dir: Path, model: str, path: Path) -> 
         cdf.plot(x, np.arange(1, len(x) + 1) / len(x), label=dataset)
         per = rows[rows["dataset"] == dataset].groupby("measure")["value"].mean()
         best = per.idxmax()
-        fpr, tpr, _ = roc_curve_points(is_ood, scores[best])
-        roc.plot(fpr, tpr, label=f"{dataset}: {best} (AUROC {per[best]:.3f})")
+        label = f"{dataset}: {best} (AUROC {per[best]:.3f}"
+        points = ((is_ood, scores[best]) if best in scores
+                  else roc_scores(results, run_dir, model, dataset, best))
+        if points is None:  # an empty line: the legend still names the set and says why
+            roc.plot([], [], label=f"{label}; {missing(model, dataset, best)})")
+            continue
+        fpr, tpr, _ = roc_curve_points(*points)
+        roc.plot(fpr, tpr, label=f"{label})")
     cdf.set_xlabel("predictive entropy (nats)")
     cdf.set_ylabel("fraction of images ≤ x")
     cdf.set_title(f"{model}: CDF of predictive entropy")

@@ -13,7 +13,7 @@ import pandas as pd
 
 from robustbnn.report.column import ATTACKS, OOD, ROBUSTNESS, SANITY, SHIFT
 from robustbnn.report.column_samples import has_examples
-from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, task_title
+from robustbnn.report.columns import DETECTION_EPS, FGSM_EPS, ood_auroc_rows, task_title
 from robustbnn.report.escape import escape
 from robustbnn.results import names as n
 from robustbnn.results.schema import attack_tasks, setting_label
@@ -61,6 +61,11 @@ def _code(values: list[str]) -> str:
 def _all(values: list[str]) -> str:
     """Every value, comma-separated, as Markdown text."""
     return ", ".join(escape(v) for v in values)
+
+
+def _codes(names: list[str]) -> str:
+    """Names from the data (measure names) as comma-separated Markdown code spans."""
+    return ", ".join(escape(name, to="code") for name in names)
 
 
 def _names(names: list[str]) -> str:
@@ -270,7 +275,8 @@ def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str
             f"**OOD.** Sets {_names(sets)} ({_one(_values(ood, n.N_OUT))} images each), "
             f"preprocessing {escape(', '.join(prep), to='code')}; OOD is the positive class; "
             "mean OOD AUROC = the mean over those sets for the uncertainty measure with the "
-            f"best mean{_chosen(ood, n.AUROC)} (named)."
+            f"best mean{_chosen(ood, n.AUROC)} (named); every measure the run scored on those "
+            f"sets competes: {_codes(sorted(set(ood_auroc_rows(results)['measure'])))}."
             + (f" Held-out classes {_names(held)} are in `ood.md` only." if held else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
     sanity = []

@@ -32,10 +32,11 @@ from robustbnn.metrics.ranking import roc_curve_points
 from robustbnn.report.canvas import family_legend, family_panels, save_figure
 from robustbnn.report.columns import compute_columns
 from robustbnn.report.families import panel_groups
+from robustbnn.report.roc_scores import missing, roc_scores
 from robustbnn.report.styles import styles_for
 from robustbnn.results import names as n
 from robustbnn.results.schema import with_knobs
-from robustbnn.results.scores import read_scores, scores_path
+from robustbnn.results.scores import scores_path
 
 __all__ = ["budget_figure", "budget_overview", "detection_figure", "ood_roc_overview"]
 
@@ -164,7 +165,8 @@ def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path, *,
                      families: Mapping[str, str] | None = None) -> Path | None:
     """Every model's ROC per OOD set (held-out classes excluded; a row of panels each), a
     column per model family, for its leaderboard OOD measure (the best mean AUROC); from the
-    first run's scores."""
+    first run's scores (:func:`~robustbnn.report.roc_scores.roc_scores`: a plug-in measure's
+    from its rows' examples). A curve without scores is left out, its legend entry says so."""
     _, values = _columns(results)
     if "ood_auroc_mean_measure" not in values:
         return None
@@ -177,15 +179,19 @@ def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path, *,
     if not found:
         return None
     groups = panel_groups(measure.index, families)
+    labels = {m: f"{m} ({measure[m]})" for m in measure.index}
     fig, axes = family_panels(len(sets), groups, size=(3.6, 3.4), sharey=True)
     for i, dataset in enumerate(sets):
         for ax, (group, members) in zip(axes[i], groups.items(), strict=True):
             for model in members:
-                file = scores_path(run_dir, model, dataset)
-                if not file.is_file():
+                if not scores_path(run_dir, model, dataset).is_file():
                     continue
-                is_ood, scores = read_scores(file)
-                fpr, tpr, _ = roc_curve_points(is_ood, scores[measure[model]])
+                points = roc_scores(results, run_dir, model, dataset, measure[model])
+                if points is None:
+                    note = missing(model, dataset, measure[model])
+                    labels[model] = f"{model} ({measure[model]}; {note})"
+                    continue
+                fpr, tpr, _ = roc_curve_points(*points)
                 style = styles[model]
                 ax.plot(fpr, tpr, color=style["color"], ls=style["ls"], marker=style["marker"],
                         ms=3, markevery=0.1, lw=1, label=model)
@@ -196,6 +202,5 @@ def ood_roc_overview(results: pd.DataFrame, run_dir: Path, path: Path, *,
         ax.set_xlabel("false positive rate")
     fig.suptitle("ROC curves: OOD images flagged (true positives) against test images flagged "
                  "(false positives), each model's leaderboard measure")
-    family_legend(fig, groups, styles,
-                  labels={m: f"{m} ({measure[m]})" for m in measure.index})
+    family_legend(fig, groups, styles, labels=labels)
     return save_figure(fig, path)
