@@ -18,7 +18,8 @@ from typing import Any
 import torch
 
 from robustbnn.attacks import ATTACKS
-from robustbnn.bench_config import BenchConfig
+from robustbnn.bench_config import BenchConfig, check_model_memory
+from robustbnn.config import literal, parse_set
 from robustbnn.data import DATASETS
 from robustbnn.data.heldout import parse_heldout
 from robustbnn.data.ood_sets import check_ood_name, check_preprocessing
@@ -37,7 +38,7 @@ from robustbnn.run.executors import make_executor
 from robustbnn.run.plan import Plan, build_plan, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
-from robustbnn.settings import check_owners, resolve_settings
+from robustbnn.settings import Settings, check_owners, resolve_settings
 from robustbnn.training.cache_folders import remove_dead_temps
 
 __all__ = ["BenchOptions", "BenchOutcome", "auto_jobs", "check_bench", "check_names", "cores",
@@ -111,7 +112,8 @@ def resolve_models(cfg: BenchConfig) -> BenchConfig:
 def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
     """Check every value of a run before any work: the config's types and ranges, every name
     (models, dataset, attacks, OOD sets, measures), the ``--set`` overrides and every model
-    config they give (types and ranges).
+    config they give (types and ranges, and that the model's training fits this machine:
+    :func:`check_model_sizes`).
 
     The one check of a run: :func:`plan_bench`, :func:`print_plan` and :func:`run_bench` take
     the config it returns and check nothing again.
@@ -132,8 +134,50 @@ def check_bench(cfg: BenchConfig, user: tuple[str, ...] = ()) -> BenchConfig:
     check_names(cfg)
     check_preprocessing(cfg.ood_preprocessing)
     DATASETS.get(cfg.dataset)
-    resolve_settings(cfg)  # every model and attack config: types and ranges
+    # every model and attack config: types and ranges, then each model's size
+    check_model_sizes(cfg, resolve_settings(cfg), user)
     return cfg
+
+
+# The input shape and classes of a dataset without a recipe (a plug-in's): those of MNIST,
+# the shape of every built-in set, for the size check alone.
+FALLBACK_SHAPE: tuple[tuple[int, ...], int] = ((1, 28, 28), 10)
+
+
+def dataset_shape(name: str) -> tuple[tuple[int, ...], int]:
+    """The input shape ``(1, H, W)`` and class count of dataset ``name``, from its recipe
+    (no data is read); :data:`FALLBACK_SHAPE` for a dataset without one."""
+    from robustbnn.data.recipes import load_recipe, recipe_names
+
+    if name not in recipe_names():
+        return FALLBACK_SHAPE
+    recipe = load_recipe(name)
+    return (1, *map(int, recipe["image_shape"])), int(recipe["num_classes"])
+
+
+def check_model_sizes(cfg: BenchConfig, settings: Settings, user: tuple[str, ...] = ()) -> None:
+    """Every model of the run can train on this machine beside the Monte Carlo budget
+    (:func:`robustbnn.bench_config.check_model_memory`: its parameters counted on the
+    ``meta`` device); a refusal names the ``--set`` items that sized the model (the user's
+    when any of theirs did).
+
+    Raises:
+        ConfigError: Naming the model, the settings, the estimate and the limit.
+    """
+    shape, classes = dataset_shape(cfg.dataset)
+    for name, model_cfg in settings.models:
+        fields = {f.name for f in dataclasses.fields(model_cfg)}
+        last: dict[str, str] = {}  # field -> the item that set it last
+        for item in cfg.overrides:
+            [(owner, field, value)] = parse_set([item])
+            if owner == name or (owner == "*" and field in fields):
+                sized = literal(value)
+                if isinstance(sized, tuple) or (isinstance(sized, int)
+                                                and not isinstance(sized, bool)):
+                    last[field] = item
+        theirs = [item for item in last.values() if item in user]
+        check_model_memory(name, MODELS.get(name), model_cfg, shape, classes,
+                           memory_mb=cfg.memory_mb, given=tuple(theirs or last.values()))
 
 
 IN_SPLITS = ("test", "val")
@@ -185,9 +229,12 @@ def auto_jobs(device: torch.device, executor: str = "local") -> int:
     Raises:
         ConfigError: If ``$ROBUSTBNN_JOBS`` is not a positive whole number.
     """
-    value = os.environ.get(JOBS_ENV, "").strip()
-    if value:
-        if not value.isdigit() or int(value) < 1:
+    value = os.environ.get(JOBS_ENV)
+    if value is not None:
+        value = value.strip()
+        if not value:
+            raise ConfigError(f"${JOBS_ENV} is set but empty; unset it to get the default")
+        if not (value.isascii() and value.isdigit()) or int(value) < 1:
             raise ConfigError(f"${JOBS_ENV} is {value!r}, not a positive whole number; set it "
                               f"to the number of worker processes (1 = in-process) or unset it")
         return int(value)

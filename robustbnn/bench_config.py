@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import logging
+import os
 import typing
+from typing import Any
 
 from robustbnn.config import ADDED_LATER, Range, check_type
 from robustbnn.contract.predict import LIVE_WIDTHS, LIVE_WIDTHS_GRAD
 from robustbnn.errors import ConfigError
 from robustbnn.results.names import SHIFTS, ShiftKind
 
-__all__ = ["KINDS", "BenchConfig", "BudgetObjective", "RobustnessKind", "check_samples",
-           "max_samples"]
+__all__ = ["KINDS", "TRAIN_COPIES", "BenchConfig", "BudgetObjective", "RobustnessKind",
+           "check_model_memory", "check_samples", "machine_memory_mb", "max_samples",
+           "model_footprint"]
+
+log = logging.getLogger(__name__)
 
 
 class RobustnessKind(enum.StrEnum):
@@ -308,3 +314,90 @@ def check_samples(where: str, counts: int | tuple[int, ...], memory_mb: int, *, 
                           f"{n} samples of an example at once, at least {need:,.1f} GiB, "
                           f"more than --memory-mb {memory_mb}; {fix} (at most {bound}) or "
                           "raise --memory-mb")
+
+
+# What training holds per parameter: the weights, their gradients, Adam's two moments and the
+# copy of the best epoch that model selection keeps (``selection="best_val"``). Buffers (the
+# posterior samples of SWAG, SG-MCMC and HMC, running statistics) are held once. Activations
+# are not counted: the Monte Carlo passes are bounded by ``memory_mb`` on their own.
+TRAIN_COPIES = 5
+
+
+def machine_memory_mb() -> int | None:
+    """This machine's physical memory in MiB (None where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def model_footprint(spec: Any, cfg: Any, input_shape: tuple[int, ...],
+                    num_classes: int) -> tuple[int, int, int] | None:
+    """A model's parameter count and the bytes of its parameters and buffers, from a build on
+    the ``meta`` device (shapes only: nothing is allocated, so any size counts in milliseconds).
+
+    Args:
+        spec: The model's :class:`robustbnn.models.base.ModelSpec`.
+        cfg: Its config.
+        input_shape: The shape of one input, ``(1, H, W)``.
+        num_classes: C.
+
+    Returns:
+        ``(parameters, parameter bytes, buffer bytes)``, or None when the model cannot be
+        built on the ``meta`` device (an operation there needs values, as ``torch.equal`` does).
+    """
+    import torch
+
+    generator = torch.Generator()
+    try:
+        with torch.device("meta"):
+            model = spec.build(cfg, input_shape, num_classes, generator)
+    except Exception as err:  # noqa: BLE001 - any build may need values; then no count
+        log.debug("cannot count the parameters of %s on the meta device: %s", spec, err)
+        return None
+    count = sum(p.numel() for p in model.parameters())
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    buffers = sum(b.numel() * b.element_size() for b in model.buffers())
+    return count, params, buffers
+
+
+def check_model_memory(name: str, spec: Any, cfg: Any, input_shape: tuple[int, ...],
+                       num_classes: int, *, memory_mb: int, given: tuple[str, ...] = ()) -> None:
+    """Refuse a model whose training cannot fit this machine's memory beside the Monte Carlo
+    budget ``memory_mb``: :data:`TRAIN_COPIES` copies of its parameters and one of its
+    buffers, counted on the ``meta`` device (:func:`model_footprint`).
+
+    Args:
+        name: The model's registry name.
+        spec: Its ``ModelSpec``.
+        cfg: Its resolved config.
+        input_shape: The shape of one input of the run's dataset.
+        num_classes: The dataset's C.
+        memory_mb: The run's ``--memory-mb``.
+        given: The ``--set`` items that sized it, for the message (none: its config's own).
+
+    Raises:
+        ConfigError: Naming the settings, the parameter count, the estimate and the limit.
+    """
+    machine = machine_memory_mb()
+    if machine is None or memory_mb >= machine:  # a budget beyond the machine is refused
+        return  # by robustbnn.cli.bench.check_memory, naming the budget
+    footprint = model_footprint(spec, cfg, input_shape, num_classes)
+    if footprint is None:
+        return
+    count, params, buffers = footprint
+    need = params * TRAIN_COPIES + buffers
+    limit = machine - memory_mb
+    if need <= limit * 2**20:
+        return
+    what = (f"{' '.join(f'--set {g}' for g in given)} makes {name}" if given
+            else f"{name} (its config) is")
+    fix = (f"set a smaller value with --set {given[0].partition('=')[0]}=..." if len(given) == 1
+           else f"set smaller values of {', '.join(g.partition('=')[0] for g in given)}"
+           if given
+           else f"set smaller sizes with --set {name}.FIELD=...")
+    raise ConfigError(f"{what} too large to train here: {count:,} parameters, about "
+                      f"{need / 2**30:,.1f} GiB while training ({TRAIN_COPIES} float32 copies: "
+                      "weights, gradients, Adam's two moments and the kept best epoch; "
+                      f"buffers once), more than the {limit:,} MiB this machine has beside "
+                      f"--memory-mb {memory_mb}; {fix}")

@@ -93,6 +93,11 @@ class OneOf:
 
 
 POSITIVE_INT = Range(1)  # counts: epochs, batch sizes, samples, units
+# The most epochs a run may train: the papers train 100-600 (docs/protocols.md), and 10,000
+# epochs of the smallest default model on MNIST 5k take hours on a CPU. Widths and depths are
+# bounded by the memory the model would take (robustbnn.bench_config.check_model_memory).
+MAX_EPOCHS = 10_000
+EPOCHS = Range(1, MAX_EPOCHS)
 NON_NEGATIVE = Range(0)
 POSITIVE = Range(0, low_open=True)
 PROBABILITY = Range(0, 1)
@@ -122,7 +127,7 @@ class TrainConfig:
     # 1 = constant (paper default); 10 = the BHN code's optional ``lr0·10^(−e/(E−1))`` [CODE]
 
     ranges: ClassVar[dict[str, Range | OneOf]] = {
-        "epochs": POSITIVE_INT, "batch_size": POSITIVE_INT, "lr": POSITIVE,
+        "epochs": EPOCHS, "batch_size": POSITIVE_INT, "lr": POSITIVE,
         "optimizer": OneOf(("adam", "sgd")), "weight_decay": NON_NEGATIVE,
         "grad_clip_norm": NON_NEGATIVE, "grad_clip_value": NON_NEGATIVE,
         "val_samples": POSITIVE_INT, "selection": OneOf(("best_val", "last")),
@@ -269,16 +274,28 @@ def override(cfg: C, field: str, text: str, *, owner: str) -> C:
         >>> override(TrainConfig(), "epochs", "3", owner="mlp").epochs
         3
     """
-    return replace_checked(cfg, field, literal(text), owner=owner)
+    return replace_checked(cfg, field, literal(text, where=f"{owner}.{field}"), owner=owner)
 
 
-def literal(text: str) -> Any:
+def literal(text: str, *, where: str = "--set") -> Any:
     """The Python literal in ``text`` (``ast.literal_eval``); bare words are strings.
+
+    Args:
+        text: The value as typed.
+        where: The setting it is for, in errors.
+
+    Raises:
+        ConfigError: When ``text`` holds a digit other than ASCII 0-9 (``٣``, ``３``): Python
+            reads those as numbers in ``int()`` but not in a literal, so the value would be a
+            string that looks like a number.
 
     Example:
         >>> literal("(1, 2)"), literal("adam")
         ((1, 2), 'adam')
     """
+    if any(ch.isdigit() and not ch.isascii() for ch in text):
+        raise ConfigError(f"{where}: {text!r} has digits other than the ASCII 0-9, which are "
+                          "no number here; write it with 0-9")
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):

@@ -1,4 +1,5 @@
-"""Folder checks at the CLI boundary: output folders writable, data folders readable.
+"""Folder checks at the CLI boundary: output folders writable and where a run may go, data
+folders readable, folder variables not set empty.
 
 Run before any work, so a bad ``--out``, ``--cache-dir`` or ``--data-root`` is one line (exit
 code 2) instead of a traceback after training.
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from robustbnn.errors import PathError
 
-__all__ = ["check_readable", "check_writable"]
+__all__ = ["check_out_place", "check_readable", "check_writable", "env_value"]
 
 
 def check_writable(path: str | Path, flag: str) -> Path:
@@ -44,6 +45,50 @@ def check_writable(path: str | Path, flag: str) -> Path:
         raise PathError(f"{flag} {path}: cannot write in {existing} ({err.strerror or err}); "
                         f"choose a writable folder or fix its permissions") from None
     return path
+
+
+def env_value(name: str) -> str | None:
+    """``$name``, or None when it is unset.
+
+    Raises:
+        PathError: When it is set but empty (or blank): that would silently mean the
+            default, which unsetting it says plainly.
+    """
+    value = os.environ.get(name)
+    if value is not None and not value.strip():
+        raise PathError(f"${name} is set but empty; unset it to get the default")
+    return value
+
+
+def check_out_place(out: str | Path, flag: str, *,
+                    others: tuple[tuple[str, Path, str], ...]) -> None:
+    """Check that the output folder ``out`` is not a folder where no run belongs: the root of
+    the file system, inside one of ``others`` (the model cache, the data root), or inside the
+    ``cells/`` of another run (which holds that run's stored cells).
+
+    Args:
+        out: The output folder.
+        flag: The option that named it, for the message (``--out``).
+        others: ``(what, folder, origin)`` triples: ``("the model cache", path,
+            "--cache-dir")``.
+
+    Raises:
+        PathError: Naming ``out``, the folder it is in and where that came from.
+    """
+    here = Path(out).expanduser().resolve()
+    if here == Path(here.anchor):
+        raise PathError(f"{flag} {out} is the root of the file system; choose a folder of its "
+                        "own, like reports/latest")
+    for what, folder, origin in others:
+        if here.is_relative_to(Path(folder).expanduser().resolve()):
+            raise PathError(f"{flag} {out} is inside {what} {folder} ({origin}); choose a "
+                            "folder outside it")
+    for part in (here, *here.parents):
+        if part.name == "cells" and ((part / "identity.json").exists()
+                                     or (part.parent / "run.json").exists()):
+            raise PathError(f"{flag} {out} is inside the cells/ folder of the run "
+                            f"{part.parent}, whose stored cells it would mix with its own; "
+                            "choose a folder outside it")
 
 
 def check_readable(path: str | Path, flag: str) -> Path:

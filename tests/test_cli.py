@@ -123,7 +123,9 @@ def test_missing_data_root(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 
 
 def test_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(tmp_path)) == 1
+    root = tmp_path / "data"  # beside --out: a run inside the data root is refused
+    root.mkdir()
+    assert _bench(tmp_path, "--dataset", "mnist", "--data-root", str(root)) == 1
     line = _error_line(capsys)
     assert "train-images-idx3-ubyte" in line and "--data-root" in line
 
@@ -182,7 +184,9 @@ def test_unknown_ood_set_fails_before_training(tmp_path: Path,
 @pytest.mark.bench
 def test_missing_ood_files_fail_before_training(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    assert _bench(tmp_path, "--ood", "notmnist", "--data-root", str(tmp_path)) == 1
+    root = tmp_path / "data"  # beside --out: a run inside the data root is refused
+    root.mkdir()
+    assert _bench(tmp_path, "--ood", "notmnist", "--data-root", str(root)) == 1
     line = _error_line(capsys)
     assert "notmnist" in line and "--data-root" in line
     assert not (tmp_path / "cache").exists()

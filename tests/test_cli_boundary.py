@@ -32,7 +32,7 @@ def _error_line(capsys: pytest.CaptureFixture[str]) -> str:
     (["--seed", "-1"], ["--seed -1 is out of range", "[0, 4294967295]"]),
     (["--seed", "4294967296"], ["--seed 4294967296 is out of range"]),
     (["--seed", "-1", "--print-config"], ["--seed -1"]),
-    (["--set", "mlp.epochs=0"], ["mlp.epochs=0", ">= 1"]),
+    (["--set", "mlp.epochs=0"], ["mlp.epochs=0", "in [1, 10000]"]),
     (["--set", "mc_dropout.val_samples=0"], ["mc_dropout.val_samples=0", ">= 1"]),
     (["--set", "mlp.batch_size=0"], ["mlp.batch_size=0"]),
     (["--set", "mlp.lr=-1"], ["mlp.lr=-1", "> 0"]),

@@ -3,33 +3,67 @@
 from __future__ import annotations
 
 import argparse
+import re
 
-__all__ = ["add_execution", "jobs_arg", "non_negative_int", "positive_int", "seeds",
-           "split_names"]
+__all__ = ["MAX_RETRIES", "add_execution", "folder", "jobs_arg", "non_negative_int",
+           "positive_int", "retries_arg", "seeds", "split_names", "whole_number"]
 
 
 def split_names(text: str) -> tuple[str, ...]:
-    """``A,B``: the names, blanks dropped."""
-    return tuple(n.strip() for n in text.split(",") if n.strip())
+    """``A,B``: the names, blanks dropped; no name at all is refused (it would silently mean
+    the default)."""
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    if not names:
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {text!r}; omit "
+                                         "the flag to get the default")
+    return names
+
+
+def folder(text: str) -> str:
+    """A folder; an empty one is refused (it would silently mean the default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a folder, got {text!r}; omit the flag to "
+                                         "get the default")
+    return text
+
+
+def _whole(text: str, what: str) -> int | None:
+    """The whole number ``text`` writes in ASCII digits (an optional sign), else None.
+
+    ``int()`` also reads other scripts' digits (``int("٣") == 3``); a flag takes 0-9 only.
+
+    Raises:
+        argparse.ArgumentTypeError: When ``text`` holds a digit other than ASCII 0-9,
+            saying it expected ``what``.
+    """
+    if any(ch.isdigit() and not ch.isascii() for ch in text):
+        raise argparse.ArgumentTypeError(f"expected {what} in the ASCII digits 0-9, got "
+                                         f"{text!r}")
+    return int(text) if re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) else None
+
+
+def whole_number(text: str) -> int:
+    """A whole number in ASCII digits (``--seed``: its range is the config's to check)."""
+    value = _whole(text, "a whole number")
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return value
 
 
 def positive_int(text: str) -> int:
     """A whole number >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
+    value = _whole(text, "a positive whole number")
+    if value is None or value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return value
 
 
 def seeds(text: str) -> tuple[int, ...]:
     """``0,1,2``: seeds >= 0."""
-    try:
-        seeds = tuple(int(t) for t in text.split(",") if t.strip())
-    except ValueError:
-        seeds = ()
+    what = "comma-separated seeds >= 0 like 0,1,2"
+    _whole(text, what)  # refuses other scripts' digits, naming the whole value
+    found = [_whole(t, what) for t in text.split(",") if t.strip()]
+    seeds = () if None in found else tuple(found)
     if not seeds or any(s < 0 for s in seeds):
         raise argparse.ArgumentTypeError(f"expected comma-separated seeds >= 0 like 0,1,2, "
                                          f"got {text!r}")
@@ -38,12 +72,24 @@ def seeds(text: str) -> tuple[int, ...]:
 
 def non_negative_int(text: str) -> int:
     """A whole number >= 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
+    value = _whole(text, "a whole number >= 0")
+    if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return value
+
+
+# A cell that failed this many retries in a row (each a fresh start of the cell) will not pass
+# on the next; the retries a run needs are for the rare transient fault.
+MAX_RETRIES = 10
+
+
+def retries_arg(text: str) -> int:
+    """``--retries``: a whole number from 0 to :data:`MAX_RETRIES`."""
+    value = _whole(text, f"a whole number from 0 to {MAX_RETRIES}")
+    if value is None or not 0 <= value <= MAX_RETRIES:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number from 0 to {MAX_RETRIES}, got {text!r}: a cell that "
+            f"fails {MAX_RETRIES + 1} tries in a row will not pass on the next")
     return value
 
 
@@ -51,6 +97,7 @@ def jobs_arg(text: str) -> int:
     """``--jobs``: a positive whole number, or ``auto`` (0: robustbnn.bench.auto_jobs)."""
     if text == "auto":
         return 0
+    _whole(text, "a positive whole number or auto")  # other scripts' digits: their own line
     try:
         return positive_int(text)
     except argparse.ArgumentTypeError:
@@ -65,7 +112,7 @@ def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
     parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                         help="run device (default: auto = cuda when available, else cpu); "
                              "recorded in run.json")
-    parser.add_argument("--cache-dir", metavar="DIR",
+    parser.add_argument("--cache-dir", type=folder, metavar="DIR",
                         help="model cache (default: $ROBUSTBNN_CACHE, else the user cache "
                              "folder)")
     parser.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
@@ -92,8 +139,9 @@ def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
                            "cores / N with --jobs N, 1 per Ray task); results can differ "
                            "in the last bits "
                            "between thread counts")
-    grid.add_argument("--retries", type=non_negative_int, default=1, metavar="K",
-                      help="retry a failing cell K times before reporting it (default 1)")
+    grid.add_argument("--retries", type=retries_arg, default=1, metavar="K",
+                      help=f"retry a failing cell K times before reporting it, at most "
+                           f"{MAX_RETRIES} (default 1)")
     grid.add_argument("--overwrite", action="store_true",
                       help="replace the results of another run configuration in --out "
                            "(default: refuse)")

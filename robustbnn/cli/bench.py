@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from robustbnn.cli.common import check_outputs, data_root, resolve_device
+from robustbnn.cli.common import cache_dir, check_outputs, data_root, resolve_device
 from robustbnn.cli.report import closing_summary
 from robustbnn.errors import ConfigError
 from robustbnn.portable import relative_argv
@@ -100,7 +100,6 @@ def bench_options(args: argparse.Namespace, argv: list[str], out: Path,
                   suite: str):  # noqa: ANN202 - a BenchOptions (imported lazily)
     """Where and how the run goes, from the execution flags (shared with ``reproduce``)."""
     from robustbnn.bench import BenchOptions, auto_jobs
-    from robustbnn.training.cache import resolve_cache_dir
 
     device = resolve_device(args.device)
     jobs = args.jobs or auto_jobs(device, args.executor)
@@ -108,7 +107,7 @@ def bench_options(args: argparse.Namespace, argv: list[str], out: Path,
     return BenchOptions(
         out_dir=out, suite=suite, device=device,
         data_root=data_root(args) if args.data_root else None,
-        cache_dir=resolve_cache_dir(args.cache_dir) if args.cache else None,
+        cache_dir=cache_dir(args)[0] if args.cache else None,
         download=args.download, progress=not args.quiet and sys.stderr.isatty(),
         save_scores=getattr(args, "save_scores", True), executor=args.executor,
         jobs=jobs,

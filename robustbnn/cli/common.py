@@ -11,9 +11,9 @@ from pathlib import Path
 import torch
 
 from robustbnn.errors import ConfigError, DeviceError
-from robustbnn.folders import check_readable, check_writable
+from robustbnn.folders import check_out_place, check_readable, check_writable, env_value
 
-__all__ = ["check_outputs", "data_root", "resolve_device"]
+__all__ = ["cache_dir", "check_outputs", "data_root", "resolve_device"]
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -41,24 +41,42 @@ def data_root(args: argparse.Namespace) -> Path:
 
     if args.data_root:
         check_readable(args.data_root, "--data-root")
-    elif os.environ.get(ENV_VAR):
+    elif env_value(ENV_VAR):
         check_readable(os.environ[ENV_VAR], f"${ENV_VAR}")
     return resolve_data_root(args.data_root)
 
 
+def cache_dir(args: argparse.Namespace) -> tuple[Path, str]:
+    """The model cache and where it came from (``--cache-dir``, ``$ROBUSTBNN_CACHE`` or the
+    default); a variable set empty is refused (:func:`robustbnn.folders.env_value`)."""
+    from robustbnn.training.cache import resolve_cache_dir
+
+    if args.cache_dir:
+        return resolve_cache_dir(args.cache_dir), "--cache-dir"
+    origin = "$ROBUSTBNN_CACHE" if env_value("ROBUSTBNN_CACHE") else "the default"
+    return resolve_cache_dir(None), origin
+
+
 def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
     """The run can start (``--executor ray`` has Ray) and every folder the command writes
-    (``outs`` and the model cache) is writable, before anything is written: a refused run
-    leaves no claim on its ``--out``."""
-    from robustbnn.training.cache import resolve_cache_dir
+    (``outs`` and the model cache) is writable, and no ``out`` is where no run belongs (the
+    file system's root, the model cache, the data root, another run's ``cells/``), before
+    anything is written: a refused run leaves no claim on its ``--out``."""
+    from robustbnn.data.root import ENV_VAR
 
     if getattr(args, "executor", "local") == "ray" and not _importable("ray"):
         raise ConfigError("--executor ray needs Ray: pip install 'robustbnn[ray]'")
+    cache, cache_origin = cache_dir(args)
+    data = data_root(args)
+    data_origin = ("--data-root" if args.data_root else f"${ENV_VAR}" if env_value(ENV_VAR)
+                   else "the default")
+    others = (("the model cache", cache, cache_origin), ("the data root", data, data_origin))
     for out in outs:
+        check_out_place(out, "--out", others=others)
         check_writable(out, "--out")
     if getattr(args, "cache", False):
         flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
-        check_writable(resolve_cache_dir(args.cache_dir), flag)
+        check_writable(cache, flag)
 
 
 def _importable(module: str) -> bool:

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from robustbnn import __version__
-from robustbnn.cli.args import add_execution, positive_int, seeds, split_names
+from robustbnn.cli.args import (
+    add_execution,
+    folder,
+    positive_int,
+    seeds,
+    split_names,
+    whole_number,
+)
 from robustbnn.suites import DEFAULT_WALL_TIME
 
 __all__ = ["Parser", "build_parser"]
@@ -78,7 +85,7 @@ def _common() -> argparse.ArgumentParser:
 def _data_root() -> argparse.ArgumentParser:
     """``--data-root``, for the commands that read dataset files."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--data-root", metavar="DIR",
+    parent.add_argument("--data-root", type=folder, metavar="DIR",
                         help="folder with dataset files (default: $ROBUSTBNN_DATA, else the "
                         "user cache folder, e.g. ~/.cache/robustbnn/data on Linux, made when a "
                         "download needs it; see docs/data.md)")
@@ -113,7 +120,7 @@ def _add_bench(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     bench.add_argument("--models", type=split_names, metavar="A,B",
                        help="comma-separated model names (default: the suite's)")
     bench.add_argument("--dataset", help="dataset name (default: the suite's)")
-    bench.add_argument("--seed", type=int, help="seed (default: the suite's, 0)")
+    bench.add_argument("--seed", type=whole_number, help="seed (default: the suite's, 0)")
     bench.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="NAME.FIELD=VALUE",
                        help="override a model or attack setting (repeatable), e.g. "

@@ -111,6 +111,9 @@ def _numbers(path: Path, field: str) -> dict[str, float]:
         if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
             raise UserError(f"{path}: the tolerance of column {key!r} is {value!r:.40}, not a "
                             f"non-negative number; {REFRESH}")
+        if value == math.inf:  # json reads Infinity and 1e999 so; it would pass any change
+            raise UserError(f"{path}: the tolerance of column {key!r} is Infinity, not a "
+                            f"finite number; {REFRESH}")
         try:
             tolerances[key] = float(value)
         except OverflowError:  # an integer beyond the float range

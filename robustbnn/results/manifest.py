@@ -3,7 +3,8 @@ those it no longer writes.
 
 ``out_dir/.robustbnn-render.json`` lists paths relative to the folder. Whatever a manifest
 says, only names a render can write count (:func:`is_ours`): the leaderboards, the detail
-tables and ``figures/*.png``; a forged entry (``../x``, ``results.jsonl``) is ignored.
+tables and ``figures/*.png`` with their ``.svg`` twins; a forged entry (``../x``,
+``results.jsonl``) is ignored.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def is_ours(entry: object) -> bool:
     path = PurePosixPath(entry)
     if entry in OURS:
         return True
-    return (len(path.parts) == 2 and path.parts[0] == "figures" and path.suffix == ".png"
+    return (len(path.parts) == 2 and path.parts[0] == "figures"
+            and path.suffix in (".png", ".svg")
             and path.name not in (".", "..") and "\\" not in entry)
 
 
