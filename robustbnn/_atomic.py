@@ -48,6 +48,7 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
 
     Concurrent writers of one path never share a temporary file, and a reader sees either the
     old or the new content, never a partial one. The file gets the mode ``open`` would give.
+    An ``OSError`` that names no file (a full disk) is raised naming ``path``.
 
     Args:
         path: The destination; its folder is created if needed.
@@ -61,6 +62,13 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
             fh.write(data)
         umask_mode(tmp)
         os.replace(tmp, path)
+    except OSError as err:
+        Path(tmp).unlink(missing_ok=True)
+        if err.filename is not None or err.errno is None:
+            raise
+        # A failed write names no file (ENOSPC, EDQUOT, EIO): say which one, so the user
+        # knows which disk is full.
+        raise OSError(err.errno, err.strerror, str(path)) from err
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

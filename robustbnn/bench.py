@@ -35,6 +35,7 @@ from robustbnn.run.assemble import assemble, finished_cells, write_run_json
 from robustbnn.run.cells import CellKind
 from robustbnn.run.context import RunSpec, ood_images
 from robustbnn.run.executors import make_executor
+from robustbnn.run.limits import CellLimits
 from robustbnn.run.plan import Plan, build_plan, format_plan
 from robustbnn.run.runner import RunReport, run_plan
 from robustbnn.run.store import CellStore
@@ -63,7 +64,10 @@ class BenchOptions:
         executor: ``local`` or ``ray``; ``local`` with ``jobs`` > 1 is a process pool.
         jobs: Worker processes of the local pool.
         threads: torch threads per cell (None: all cores for one job, cores // jobs for more).
-        retries: Retries of a failing cell before it is reported.
+        retries: Retries of a failing cell before it is reported (only of failures a retry
+            can fix: :mod:`robustbnn.run.retry`).
+        cell_timeout: Seconds a cell may run (None: no limit; :mod:`robustbnn.run.limits`).
+        cell_memory_mb: MiB by which a cell may grow its process's memory (None: no limit).
         ray_address: The Ray cluster (None: ``$RAY_ADDRESS``, else a local Ray).
         plugins: Plug-in modules every worker imports.
         overwrite: Replace a run of another configuration in ``out_dir``.
@@ -82,6 +86,8 @@ class BenchOptions:
     jobs: int = 1
     threads: int | None = None
     retries: int = 1
+    cell_timeout: float | None = None
+    cell_memory_mb: int | None = None
     ray_address: str | None = None
     plugins: tuple[str, ...] = ()
     overwrite: bool = False
@@ -303,7 +309,8 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
     plan, store = plan_bench(cfg, opts)
     Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
     with store.hold():  # from the claim to the last report: a second run waits
-        store.claim(plan.identity, overwrite=opts.overwrite)
+        store.claim(plan.identity, overwrite=opts.overwrite,
+                    cells=[c.id for c in plan.cells])
         if removed := remove_stale_temps(Path(opts.out_dir)):
             log.info("removed %d temporary files of killed runs in %s", removed, opts.out_dir)
         if removed := remove_dead_temps(Path(plan.spec.cache_dir)):
@@ -316,7 +323,8 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
                                  ray_address=opts.ray_address)
         try:
             report = run_plan(plan, executor, store, retries=opts.retries,
-                              progress=opts.progress)
+                              progress=opts.progress,
+                              limits=CellLimits(opts.cell_timeout, opts.cell_memory_mb))
         finally:
             executor.close()
         refused = refusals(plan, report)

@@ -9,14 +9,42 @@ per command (:mod:`~robustbnn.cli.bench`, :mod:`~robustbnn.cli.report`,
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 
 from robustbnn.cli.parser import build_parser
 from robustbnn.errors import UserError
 from robustbnn.plugins import load_plugins
 
-__all__ = ["main"]
+__all__ = ["Terminated", "main"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled as Ctrl-C is: the run stops, its workers are killed, finished cells
+    are kept."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """While a command runs, SIGTERM raises :class:`Terminated` (unless someone else, such
+    as an embedding program, already handles SIGTERM, or this is not the main thread)."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _one_line(err: BaseException) -> str:
@@ -53,7 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     0: done; 1: a failure while working (a failed cell or contract clause, diverged training,
     missing data, a regression beyond tolerance, an OS error); 2: a bad input value (a flag,
     a setting, a name, a path), refused before any work as argparse refuses its usage
-    errors; 130: interrupted. Errors are one line, with a traceback only under ``--debug``.
+    errors; 130: interrupted (Ctrl-C); 143: terminated (SIGTERM, handled as Ctrl-C: the
+    workers are stopped, finished cells kept). Errors are one line, with a traceback only under
+    ``--debug``; an interruption prints one line too.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -63,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
                         force=True)
     logging.getLogger("robustbnn").setLevel(logging.WARNING if args.quiet else logging.INFO)
     try:
-        if hasattr(args, "plugin"):  # report reads result files alone and has no --plugin
-            load_plugins(args.plugin)
-        return _run(args, argv)
+        with _sigterm_as_interrupt():
+            if hasattr(args, "plugin"):  # report reads result files alone and has no --plugin
+                load_plugins(args.plugin)
+            return _run(args, argv)
     except UserError as err:
         if args.debug:
             raise
@@ -79,7 +110,9 @@ def main(argv: list[str] | None = None) -> int:
                          "the path, its permissions and the free space (--debug shows the "
                          "traceback)\n")
         return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("robustbnn: interrupted; every finished cell is kept, so rerunning "
+    except KeyboardInterrupt as err:
+        how, code = ("terminated (SIGTERM)", 143) if isinstance(err, Terminated) else (
+            "interrupted", 130)
+        sys.stderr.write(f"robustbnn: {how}; every finished cell is kept, so rerunning "
                          "the same command resumes\n")
-        return 130
+        return code

@@ -6,7 +6,8 @@ import argparse
 import re
 
 __all__ = ["MAX_RETRIES", "add_execution", "folder", "jobs_arg", "non_negative_int",
-           "positive_int", "retries_arg", "seeds", "split_names", "whole_number"]
+           "positive_int", "positive_seconds", "retries_arg", "seeds", "split_names",
+           "whole_number"]
 
 
 def split_names(text: str) -> tuple[str, ...]:
@@ -93,6 +94,17 @@ def retries_arg(text: str) -> int:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (0 < value < float("inf")) or not text.strip().isascii():
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
 def jobs_arg(text: str) -> int:
     """``--jobs``: a positive whole number, or ``auto`` (0: robustbnn.bench.auto_jobs)."""
     if text == "auto":
@@ -142,6 +154,12 @@ def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
     grid.add_argument("--retries", type=retries_arg, default=1, metavar="K",
                       help=f"retry a failing cell K times before reporting it, at most "
                            f"{MAX_RETRIES} (default 1)")
+    grid.add_argument("--cell-timeout", type=positive_seconds, metavar="SECONDS",
+                      help="fail a cell that runs longer than this, in one line; the rest of "
+                           "the run continues (default: no limit)")
+    grid.add_argument("--cell-memory-mb", type=positive_int, metavar="MB",
+                      help="fail a cell that grows its process's memory by more than this, in "
+                           "one line; the rest of the run continues (default: no limit)")
     grid.add_argument("--overwrite", action="store_true",
                       help="replace the results of another run configuration in --out "
                            "(default: refuse)")

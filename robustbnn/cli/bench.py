@@ -112,6 +112,7 @@ def bench_options(args: argparse.Namespace, argv: list[str], out: Path,
         save_scores=getattr(args, "save_scores", True), executor=args.executor,
         jobs=jobs,
         threads=args.threads, retries=args.retries, ray_address=args.ray_address,
+        cell_timeout=args.cell_timeout, cell_memory_mb=args.cell_memory_mb,
         plugins=tuple(args.plugin), overwrite=args.overwrite,
         argv=tuple(relative_argv(argv)))
 

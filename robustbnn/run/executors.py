@@ -12,9 +12,12 @@ Executors know nothing of models or attacks (STYLE.md §10): the scheduler in
 from __future__ import annotations
 
 import concurrent.futures as cf
+import ctypes
 import logging
 import multiprocessing
 import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,8 +26,8 @@ from typing import Any
 from robustbnn.errors import ConfigError, UserError
 from robustbnn.plugins import load_plugins
 
-__all__ = ["ClusterLost", "LocalExecutor", "PoolExecutor", "RayExecutor", "make_executor",
-           "setup_worker", "watch_parent"]
+__all__ = ["ClusterLost", "LocalExecutor", "PoolExecutor", "RayExecutor", "TaskLost",
+           "init_worker", "make_executor", "setup_worker", "watch_parent"]
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +55,36 @@ def setup_worker(threads: int | None, plugins: tuple[str, ...],
     _READY.add(key)
 
 
-PARENT_POLL_S = 0.5  # how often a pool worker checks that the main process is alive
+PARENT_POLL_S = 0.5  # how often a pool worker's watchdog checks that the main process lives
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
-def watch_parent(parent: int) -> None:
-    """Exit this worker process as soon as ``parent`` (the main process) is gone.
+def _parent_death_signal() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc or no prctl (musl builds without it)
+        return False
+
+
+def watch_parent(parent: int, death_signal: bool = True) -> None:
+    """End this worker process within a second of ``parent`` (the main process), whatever
+    ended the parent (SIGKILL, SIGTERM, SIGINT).
 
     A pool worker blocks reading its call queue, and it holds both ends of that pipe (and the
     multiprocessing resource tracker's), so after a SIGKILL of the main process it would never
-    see end of file and would idle forever, with its model in memory. A daemon thread polls
-    ``os.getppid()``: an orphan is re-parented, so its parent id changes. (``prctl``'s
-    parent-death signal fires when the *thread* that started the worker ends, which a pool
-    may do while the main process lives, so it is not used.) The pool's ``initializer``.
+    see end of file and would idle forever, with its model in memory. Two guards (set up by
+    :func:`init_worker`, the pool's ``initializer``):
+
+    * on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills the worker when its
+      parent dies, even while the worker runs native code that holds the GIL (a daemon
+      thread cannot run then). The signal follows the parent *thread* that started the worker,
+      so the pool asks for it (``death_signal``) only when the main thread creates it;
+    * everywhere, a daemon thread polls ``os.getppid()`` every :data:`PARENT_POLL_S` s: an
+      orphan is re-parented, so its parent id changes.
     """
 
     def watch() -> None:
@@ -71,9 +92,22 @@ def watch_parent(parent: int) -> None:
             time.sleep(PARENT_POLL_S)
         os._exit(1)  # no cleanup: the run that wanted this worker's result is gone
 
+    if death_signal:
+        _parent_death_signal()
     if os.getppid() != parent:  # the main process died while this worker started
         os._exit(1)
     threading.Thread(target=watch, name="robustbnn-parent-watch", daemon=True).start()
+
+
+def init_worker(parent: int, death_signal: bool) -> None:
+    """A pool worker's ``initializer``: :func:`watch_parent`, and progress bars that take a
+    thread lock, not tqdm's default multiprocessing lock: a worker killed mid-cell (an
+    interrupted run) never releases that named semaphore, and the resource tracker would print
+    a warning about it after the run's one line."""
+    watch_parent(parent, death_signal)
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
 
 
 class LocalExecutor:
@@ -93,6 +127,9 @@ class LocalExecutor:
     def close(self) -> None:
         """Nothing to release."""
 
+    def abort(self) -> None:
+        """Nothing runs in the background."""
+
 
 class PoolExecutor:
     """A pool of ``jobs`` spawned worker processes (each job sets up its worker's threads and
@@ -107,9 +144,13 @@ class PoolExecutor:
         self._pool = self._new()
 
     def _new(self) -> cf.ProcessPoolExecutor:
+        # Workers start from the thread that submits (the scheduler, which creates the pool):
+        # the parent-death signal is safe only when that is the main thread, which lives as
+        # long as the process (watch_parent).
+        main = threading.current_thread() is threading.main_thread()
         return cf.ProcessPoolExecutor(max_workers=self.capacity,
                                       mp_context=multiprocessing.get_context("spawn"),
-                                      initializer=watch_parent, initargs=(os.getpid(),))
+                                      initializer=init_worker, initargs=(os.getpid(), main))
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
         """Queue ``fn(job)`` on a worker; a crashed pool is replaced first."""
@@ -122,15 +163,27 @@ class PoolExecutor:
             return self._pool.submit(fn, job)
 
     def close(self) -> None:
-        """Stop the workers."""
+        """Stop the workers (after :meth:`abort`, at once)."""
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def abort(self) -> None:
+        """Kill the workers now, cells half done (an interrupted run: what finished is stored,
+        and a killed cell's lock and temporary files are released or removed by the next run).
+        """
+        workers = list((getattr(self._pool, "_processes", None) or {}).values())
+        self._pool.shutdown(wait=False, cancel_futures=True)
+        for process in workers:
+            if process.is_alive():
+                process.kill()
+        for process in workers:
+            process.join(timeout=5)
 
 
 class ClusterLost(UserError):
     """The Ray cluster a run joined went away (its head died or was restarted)."""
 
 
-class _TaskLost(RuntimeError):
+class TaskLost(RuntimeError):
     """A cell's task whose cluster went away (not a ``UserError``: the scheduler retries it,
     and the retry's :meth:`RayExecutor.submit` ends the run with :class:`ClusterLost`)."""
 
@@ -208,7 +261,7 @@ class RayExecutor:
             self._lost = ClusterLost(LOST_CLUSTER.format(address=self._address, why=why))
             running, self._running = self._running, set()
         for future in running:
-            _settle(future, error=_TaskLost(f"the Ray cluster at {self._address} was lost"))
+            _settle(future, error=TaskLost(f"the Ray cluster at {self._address} was lost"))
 
     def submit(self, fn: Callable[[Any], Any], job: Any, *, gpus: float = 0) -> cf.Future:
         """Submit ``fn(job)`` as a Ray task asking for ``threads`` CPUs and ``gpus`` GPUs.

@@ -1,8 +1,9 @@
 """The scheduler: run a plan's cells on an executor, reusing finished ones, retrying failures.
 
 A cell is submitted once every cell it depends on (``deps``) or waits for (``after``: its
-model's contract cell) is done. A failing cell is retried (``retries`` times; a ``UserError``
-such as a refused contract once), then reported with its error; the cells that depend on or
+model's contract cell) is done. A failing cell is retried (``retries`` times) when a retry can
+succeed (a dead worker, a lost node, a transient OS error: :mod:`~robustbnn.run.retry`), then
+reported with its error; the cells that depend on or
 wait for it are skipped and every other cell still runs and is kept. Each cell runs under its
 file lock and is written to the store by the process that ran it, as soon as it finishes.
 """
@@ -20,13 +21,15 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from robustbnn.errors import ContractRefusal, UserError
+from robustbnn.errors import ContractRefusal
 from robustbnn.results.examples import take as take_examples
 from robustbnn.run.cell_file import CellMissing
 from robustbnn.run.cells import Cell, CellKind
 from robustbnn.run.context import Context, RunSpec, bench_data
 from robustbnn.run.executors import setup_worker
+from robustbnn.run.limits import CellLimitExceeded, CellLimits, guard
 from robustbnn.run.plan import Plan
+from robustbnn.run.retry import retryable
 from robustbnn.run.store import CellStore
 from robustbnn.run.tasks import TASKS
 from robustbnn.run.tasks.train import trained_model
@@ -38,12 +41,14 @@ log = logging.getLogger(__name__)
 
 @dataclasses.dataclass(frozen=True)
 class Job:
-    """One cell to run, with what a worker needs: the run spec, its dependencies, the store."""
+    """One cell to run, with what a worker needs: the run spec, its dependencies, the store,
+    the per-cell limits."""
 
     spec: RunSpec
     cell: Cell
     deps: tuple[Cell, ...]
     out_dir: str
+    limits: CellLimits | None = None
 
 
 @dataclasses.dataclass
@@ -87,7 +92,8 @@ def execute_cell(job: Job) -> dict[str, Any]:
             if store.is_done(job.cell.id):
                 return {"reused": True, "seconds": 0.0}
             start = time.perf_counter()
-            outcome = TASKS.get(job.cell.task)(_context(job, store))
+            with guard(job.limits):
+                outcome = TASKS.get(job.cell.task)(_context(job, store))
             outcome.rows, examples = take_examples(outcome.rows)
             outcome.arrays = {**outcome.arrays, **examples}
             outcome.seconds = time.perf_counter() - start
@@ -104,6 +110,8 @@ def failure_message(cell: Cell, err: BaseException) -> str:
     """Why ``cell`` failed, naming its model; a worker that died is said so, not a bare
     ``BrokenProcessPool``."""
     model = "" if cell.model in cell.label.split() else f"model {cell.model}: "
+    if isinstance(err, CellLimitExceeded):  # its message is the whole story
+        return f"{model}{err}"
     if isinstance(err, cf.process.BrokenProcessPool):
         return (f"a worker process died while this cell of model {cell.model} ran or waited "
                 f"(BrokenProcessPool: {err}); the system may have killed it (out of memory?) or "
@@ -129,25 +137,39 @@ def _gpus(spec: RunSpec, cell: Cell) -> float:
 
 
 def run_plan(plan: Plan, executor: Any, store: CellStore, *, retries: int = 1,
-             progress: bool = False) -> RunReport:
+             progress: bool = False, limits: CellLimits | None = None) -> RunReport:
     """Run every unfinished cell of ``plan``; return what was reused, run, failed, skipped.
+
+    A failure is retried (``retries`` times) only when a retry can succeed
+    (:func:`~robustbnn.run.retry.retryable`). Each cell runs under ``limits``
+    (:mod:`~robustbnn.run.limits`). When the run is interrupted (Ctrl-C, SIGTERM), the
+    executor's workers are killed at once (``abort``) and the interruption goes on up: the
+    finished cells are stored already.
 
     A finished cell whose files vanish or are damaged during the run (a dependency a cell
     could not read, or a cell found missing once every cell has finished) is recomputed once,
     with one warning naming the file; if it vanishes again it is reported as failed. So every
     cell the report lists as reused or run was, at the end, intact in the store.
     """
-    scheduler = _Scheduler(plan, executor, store, retries=retries, progress=progress)
-    while True:  # ends when nothing runs and nothing more can start
-        scheduler.submit_ready()
-        if not scheduler.running:
-            if scheduler.pending or not scheduler.recheck_finished():
-                break  # nothing can start (as when nothing is left): the report says what ran
-            continue
-        finished, _ = cf.wait(list(scheduler.running), return_when=cf.FIRST_COMPLETED)
-        for future in finished:
-            scheduler.collect(future)
-    scheduler.bar.close()
+    scheduler = _Scheduler(plan, executor, store, retries=retries, progress=progress,
+                           limits=limits)
+    try:
+        while True:  # ends when nothing runs and nothing more can start
+            scheduler.submit_ready()
+            if not scheduler.running:
+                if scheduler.pending or not scheduler.recheck_finished():
+                    break  # nothing can start (as when nothing is left): the report says so
+                continue
+            finished, _ = cf.wait(list(scheduler.running), return_when=cf.FIRST_COMPLETED)
+            for future in finished:
+                scheduler.collect(future)
+    except BaseException:  # KeyboardInterrupt (SIGINT, SIGTERM): no worker outlives the run
+        abort = getattr(executor, "abort", None)
+        if abort is not None:
+            abort()
+        raise
+    finally:
+        scheduler.bar.close()
     return scheduler.report
 
 
@@ -155,8 +177,9 @@ class _Scheduler:
     """The state of one :func:`run_plan`: what is done, pending, running, and each step."""
 
     def __init__(self, plan: Plan, executor: Any, store: CellStore, *, retries: int,
-                 progress: bool) -> None:
+                 progress: bool, limits: CellLimits | None = None) -> None:
         self.plan, self.executor, self.store = plan, executor, store
+        self.limits = limits
         self.retries, self.progress = retries, progress
         self.report = RunReport()
         self.done = store.done_ids([c.id for c in plan.cells], warn=True)
@@ -201,7 +224,7 @@ class _Scheduler:
             elif all(d in self.done for d in gates) and len(self.running) < self.executor.capacity:
                 self.bar.set_postfix_str(cell.label)
                 job = Job(self.plan.spec, cell, tuple(self.cells[d] for d in cell.deps),
-                          str(self.store.out_dir))
+                          str(self.store.out_dir), self.limits)
                 gpus = _gpus(self.plan.spec, cell)
                 self.running[self.executor.submit(execute_cell, job, gpus=gpus)] = cell
                 self.pending.remove(cell)
@@ -250,8 +273,9 @@ class _Scheduler:
             return
         self.attempts[cell.id] = self.attempts.get(cell.id, 0) + 1
         message = failure_message(cell, err)
-        # A UserError (diverged training, missing data) fails the same way again.
-        if self.attempts[cell.id] <= self.retries and not isinstance(err, UserError):
+        # Only a failure of what the cell ran on (a dead worker, a lost node, a transient OS
+        # error) can pass; the cell's own errors come back (robustbnn.run.retry).
+        if self.attempts[cell.id] <= self.retries and retryable(err):
             log.warning("cell %s (%s) failed (%s); retrying", cell.id[:12], cell.label, message)
             self.pending.insert(0, cell)
             return

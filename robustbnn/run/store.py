@@ -19,10 +19,11 @@ interrupted run, resumed, ends with the bytes of an uninterrupted one.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import shutil
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -210,13 +211,27 @@ class CellStore:
         if mine:
             folder.forget(mine)
 
-    def claim(self, identity: dict[str, Any], *, overwrite: bool = False) -> None:
+    def claim(self, identity: dict[str, Any], *, overwrite: bool = False,
+              cells: Iterable[str] | None = None) -> None:
         """Make the folder this run configuration's, or refuse if it holds another's.
+
+        A damaged ``cells/identity.json`` (unreadable, not UTF-8, not a JSON object, or gone
+        while cells remain) is named as damaged, never taken for another configuration's.
+        Cells are content-addressed (their id is a hash of all that decides their result), so
+        when every cell file in the folder is one of this run's (``cells``), the folder is this
+        run's and the identity is rewritten, with a warning; otherwise the run is refused with
+        how to recover.
+
+        Args:
+            identity: This run configuration.
+            overwrite: Replace a run of another configuration.
+            cells: The ids of this run's cells (None: a damaged identity is never rebuilt).
 
         Raises:
             LinkedPathError: When a run part of the folder is a symbolic link.
             RunFolderConflict: When the folder holds results of another configuration,
-                unless ``overwrite``; or files at a run's names that robustbnn did not write.
+                unless ``overwrite``; or files at a run's names that robustbnn did not write;
+                or a damaged identity beside cells of another run.
         """
         folder = RunFolder(self.out_dir)
         folder.refuse_links()
@@ -231,6 +246,20 @@ class CellStore:
             except (OSError, UnicodeDecodeError):
                 pass
             theirs, foreign = folder.holds_run(), folder.foreign()
+            damage = _identity_damage(path) if theirs and not overwrite else None
+            if damage is not None:
+                ids = {PurePosixPath(f).stem for f in folder.cell_files()}
+                strangers = ids - set(cells or ())
+                if cells is None or strangers:
+                    raise RunFolderConflict(
+                        f"{path} {damage}, so which run configuration {self.out_dir} holds is "
+                        f"unknown, and {len(strangers) or len(ids)} of its {len(ids)} cell(s) "
+                        "are not this run's; restore that file (from a backup, or rerun the "
+                        "command that made the folder), or pass --out NEW_DIR, or --overwrite "
+                        "to replace the folder's results (its cells are then recomputed)")
+                log.warning("%s %s; its %d cell(s) all belong to this run, so it was rewritten",
+                            path, damage, len(ids))
+                theirs = False
             replaced = [f for f in foreign if f in RUN_FILES]
             if replaced:
                 raise RunFolderConflict(
@@ -260,6 +289,26 @@ class CellStore:
             folder.record(list(RUN_FILES))
             if trash is not None:
                 shutil.rmtree(trash, ignore_errors=True)
+
+
+def _identity_damage(path: Path) -> str | None:
+    """How a run folder's identity file is damaged (``is missing``, ``is not UTF-8``...), or
+    None when it is a readable identity (of this or another configuration)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as err:
+        return f"cannot be read ({err.strerror or err})"
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "is damaged (not UTF-8 text)"
+    except ValueError:
+        return "is damaged (truncated or not JSON)" if data.strip() else "is empty"
+    if not isinstance(parsed, dict) or not parsed:
+        return "is damaged (not a run configuration)"
+    return None
 
 
 def _some(files: list[str], shown: int = 3) -> str:
