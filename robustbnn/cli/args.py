@@ -153,7 +153,8 @@ def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
                            "between thread counts")
     grid.add_argument("--retries", type=retries_arg, default=1, metavar="K",
                       help=f"retry a failing cell K times before reporting it, at most "
-                           f"{MAX_RETRIES} (default 1)")
+                           f"{MAX_RETRIES}, only for failures a retry can fix (a dead worker, "
+                           "a lost Ray node, a passing OS error) (default 1)")
     grid.add_argument("--cell-timeout", type=positive_seconds, metavar="SECONDS",
                       help="fail a cell that runs longer than this, in one line; the rest of "
                            "the run continues (default: no limit)")

@@ -108,21 +108,23 @@ def _error(what: str, names: str, failures: Sequence[_Failed], dest: Path) -> Do
     """The one-line error for ``failures`` (every URL tried, with why)."""
     tried = "; ".join(f"{f.url}: {f}" for f in failures)
     via = f" (${MIRROR_ENV} is set)" if os.environ.get(MIRROR_ENV, "").strip() else ""
-    return DownloadError(
+    error = DownloadError(
         f"could not download {what} {names}{via}: {tried}; nothing was written to "
         f"{dest.parent}; check the network or the mirror, or copy the file to {dest} (or "
         f"point --data-root at a folder that has it)",
-        failures=failures)
+        not_served=all(f.not_served for f in failures))
+    error.failures = tuple(failures)
+    return error
 
 
 class DownloadError(DataError):
     """A file no source delivered intact; ``not_served`` when every source said it has no
     such file (HTTP 404), as opposed to failing (network, other status, digest)."""
 
-    def __init__(self, message: str, *, failures: Sequence[_Failed]) -> None:
+    def __init__(self, message: str, *, not_served: bool = False) -> None:
         super().__init__(message)
-        self.failures = tuple(failures)
-        self.not_served = all(f.not_served for f in failures)
+        self.not_served = not_served
+        self.failures: tuple[_Failed, ...] = ()  # each source's failure, set by the raiser
 
 
 class _Failed(Exception):
