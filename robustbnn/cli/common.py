@@ -43,7 +43,29 @@ def data_root(args: argparse.Namespace) -> Path:
         check_readable(args.data_root, "--data-root")
     elif env_value(ENV_VAR):
         check_readable(os.environ[ENV_VAR], f"${ENV_VAR}")
+    check_mirror()
     return resolve_data_root(args.data_root)
+
+
+def check_mirror() -> None:
+    """``$ROBUSTBNN_MIRROR``, when set, is a URL a download can use (http, https or file).
+
+    Raises:
+        DataError: Naming the variable, its value and the fix; PathError when set empty.
+    """
+    from urllib.parse import urlsplit
+
+    from robustbnn.data.fetch import MIRROR_ENV
+    from robustbnn.errors import DataError
+
+    mirror = env_value(MIRROR_ENV)
+    if mirror is None:
+        return
+    url = urlsplit(mirror.strip())
+    if not (url.scheme == "file" or url.scheme in ("http", "https") and url.netloc):
+        raise DataError(f"${MIRROR_ENV}={mirror!r} is not an http(s):// or file:// URL; set it "
+                        "to the base URL of a mirror laid out like a data root (docs/data.md), "
+                        "or unset it to download from the published sources")
 
 
 def cache_dir(args: argparse.Namespace) -> tuple[Path, str]:

@@ -150,3 +150,14 @@ def test_the_data_page_lists_every_download_and_its_folder():
             "cifar10bw": cifar10bw.remotes({})[0][0].folder,
             "fashion_mnist": FASHION_MNIST.folder, "kmnist": KMNIST.folder}
     assert table == code
+
+
+@pytest.mark.parametrize("value", ["", "  ", "mirror.local/data", "ftp://host/x", "http:///x"])
+def test_a_mirror_that_is_no_url_is_refused_in_one_line(value, monkeypatch, capsys):
+    from robustbnn.cli import main
+
+    monkeypatch.setenv(MIRROR_ENV, value)
+    assert main(["datasets"]) == 2 if not value.strip() else main(["datasets"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"${MIRROR_ENV}" in err[0], err
+    assert ("unset it" in err[0])
