@@ -171,6 +171,12 @@ class PoolExecutor:
         and a killed cell's lock and temporary files are released or removed by the next run).
         """
         workers = list((getattr(self._pool, "_processes", None) or {}).values())
+        # The jobs queued for the killed workers may fill the call queue's pipe, whose feeder
+        # thread then blocks for ever, and the pool's exit joins it (a hang at exit seen under
+        # load): what is queued is dropped, as the cells are.
+        call_queue = getattr(self._pool, "_call_queue", None)
+        if call_queue is not None:
+            call_queue.cancel_join_thread()
         self._pool.shutdown(wait=False, cancel_futures=True)
         for process in workers:
             if process.is_alive():

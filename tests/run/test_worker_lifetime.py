@@ -105,6 +105,10 @@ def test_workers_and_the_resource_tracker_exit_when_the_main_process_is_killed(
 REPO = Path(__file__).resolve().parents[2]
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_bench(tmp_path: Path, how: str) -> tuple[subprocess.Popen, Path, Path]:
     """``robustbnn bench --suite smoke --jobs 2`` with slow_model; returns once a worker is in
     slow_model's training (its marker file exists)."""
@@ -115,7 +119,10 @@ def _start_bench(tmp_path: Path, how: str) -> tuple[subprocess.Popen, Path, Path
         [sys.executable, "-m", "robustbnn", "bench", "--suite", "smoke", "--jobs", "2",
          "--threads", "1", "--no-cache", "--models", "mlp,slow_model", "--attacks", "fgsm",
          "--plugin", "tests.run._slow_plugin", "--out", str(out)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As from a terminal: a test run started in the background (`.ci/run &`, nohup) has
+        # SIGINT ignored, which its children inherit, and Python then leaves Ctrl-C ignored.
+        preexec_fn=_sigint_default)
     deadline = time.monotonic() + 240
     while not (mark.is_dir() and any(mark.iterdir())):
         assert main.poll() is None, main.communicate()
