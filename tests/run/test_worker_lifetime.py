@@ -86,18 +86,9 @@ def test_workers_and_the_resource_tracker_exit_when_the_main_process_is_killed(
         assert any("resource_tracker" in _cmdline(p) for p in left)
         main.send_signal(signal.SIGKILL)
         main.wait()
-        deadline = time.monotonic() + 10
-        while any(_alive(p) for p in left) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not [(p, _cmdline(p)) for p in left if _alive(p)]
-    finally:  # whatever outlived the test (today's behaviour) must not outlive the session
-        if main.poll() is None:
-            left |= _children(main.pid)
-            main.kill()
-            main.wait()
-        for pid in left:
-            if _alive(pid):
-                os.kill(pid, signal.SIGKILL)
+        assert not _gone_within(left, 10)
+    finally:
+        _reap(main, left)
 
 
 # A bench whose slow_model trains for minutes (tests/run/_slow_plugin.py) beside mlp, whose
