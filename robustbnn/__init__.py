@@ -9,7 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from robustbnn.first_run import quiet_first_run
+
 __version__ = "0.1.0"
+
+# Another library's first-run notice becomes a line of ours (robustbnn/first_run.py): installed
+# here, before anything can import matplotlib, in every process that imports robustbnn.
+quiet_first_run()
 
 # The registries the package root offers, and the module each one lives in (loaded on use).
 _LAZY = {"ATTACKS": "robustbnn.attacks", "DATASETS": "robustbnn.data",

@@ -28,7 +28,6 @@ from robustbnn.errors import ConfigError
 from robustbnn.models import MODELS
 from robustbnn.ood.extra import EXTRA_MEASURES
 from robustbnn.plugins import plugin_paths
-from robustbnn.report.render import render
 from robustbnn.results.schema import Result
 from robustbnn.results.store import remove_stale_temps
 from robustbnn.run.assemble import assemble, finished_cells, write_run_json
@@ -343,6 +342,9 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
                 "executor": {"kind": opts.executor, "jobs": opts.jobs,
                              "threads": plan.spec.threads}}
         write_run_json(plan, stored, report, started, face, refused)
+        # Imported here: drawing needs matplotlib, which a --plan or a refused run never does.
+        from robustbnn.report.render import render
+
         render([Path(opts.out_dir)], Path(opts.out_dir))
     return BenchOutcome(rows, report, plan, refused)
 

@@ -75,14 +75,22 @@ def mirror(tmp_path: Path) -> Iterator[str]:
     server.server_close()
 
 
+# A slow machine, on purpose: matplotlib's "building the font cache" notice, which it logs
+# when scanning the fonts takes over 5 s, fires in every process (tests/slow_machine/).
+SLOW_MACHINE = Path(__file__).parent / "slow_machine"
+
+
 @pytest.fixture
 def fresh(tmp_path: Path) -> dict[str, str]:
-    """The environment of a fresh machine: an empty home, no data root, no model cache."""
+    """The environment of a fresh, slow machine: an empty home (no matplotlib font cache), no
+    data root, no model cache, and matplotlib's font scan as slow as on a busy machine."""
     home = tmp_path / "home"
     home.mkdir()
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ROBUSTBNN_", "XDG_"))}
-    env.update(HOME=str(home), ROBUSTBNN_JOBS="1", PYTHONWARNINGS="ignore")
+           if not k.startswith(("ROBUSTBNN_", "XDG_", "MPL"))}
+    env.update(HOME=str(home), ROBUSTBNN_JOBS="1", PYTHONWARNINGS="ignore",
+               PYTHONPATH=os.pathsep.join(filter(None, (str(SLOW_MACHINE),
+                                                        os.environ.get("PYTHONPATH")))))
     return env
 
 
