@@ -1,6 +1,7 @@
 """robustbnn: adversarial robustness and OOD uncertainty benchmarks for Bayesian neural nets.
 
-Importing the package loads nothing else: the registries are loaded on first use
+Importing the package loads nothing else (but :mod:`robustbnn.first_run`, a logging filter
+of the standard library's): the registries are loaded on first use
 (``robustbnn.MODELS`` imports the models), so ``from robustbnn import __version__`` is cheap.
 """
 
