@@ -84,10 +84,11 @@ def test_the_notice_becomes_one_line_of_ours_and_other_notices_pass(
     import robustbnn  # noqa: F401  (installs the filter)
 
     logger = logging.getLogger("matplotlib.font_manager")
-    with caplog.at_level(logging.INFO):
+    # (an in-process `main([... "--quiet"])` of another test may have left robustbnn at WARNING)
+    with caplog.at_level(logging.INFO), caplog.at_level(logging.INFO, logger="robustbnn"):
         logger.warning("Matplotlib is building the font cache; this may take a moment.")
         logger.warning("findfont: Font family 'Nope' not found.")
-    got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
+        got = [(r.name, r.levelno, r.getMessage()) for r in caplog.records]
     assert got == [("robustbnn", logging.INFO, OWN_LINE),
                    ("matplotlib.font_manager", logging.WARNING,
                     "findfont: Font family 'Nope' not found.")]
