@@ -73,8 +73,11 @@ def headline_legend(board: Leaderboard) -> list[str]:
     if sized:
         items.append("**n.** Each number's sample, which its interval covers: "
                      + "; ".join(f"{c.title}: {board.sizes[c.key]}" for c in sized)
-                     + ". Numbers without per-example values (the cost column) get the t "
-                     "interval of the runs (none for one run).")
+                     + ". Each interval adds the test examples' error (a bootstrap) and, with "
+                     "several runs, the seeds' (Student's t over the runs), and says how much of "
+                     "it is the seeds' in `all_columns.json` (`interval.seed_share`). Numbers "
+                     "without per-example values (the cost column) get the t interval of the "
+                     "runs (none for one run).")
     bound = [c for c in board.columns if c.bound_key]
     if bound:
         items.append(f"**{UPPER_BOUND_MARK}** marks an upper bound: more posterior samples in "

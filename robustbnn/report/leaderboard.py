@@ -75,6 +75,9 @@ class Leaderboard:
         ranking: The paired comparisons of the sort column (:mod:`robustbnn.report.ranking`),
             or None when it has no examples (a run of an older robustbnn, a timing).
         sizes: Per numeric column key, its sample size in words (``"100 test points"``).
+        seed_shares: Per numeric column key and model (with examples and several runs), the
+            share of its interval's variance that comes from the seeds; the rest is the test
+            examples'.
 
     Per numeric column ``key`` the table also holds ``key_lo`` and ``key_hi``: the 95%
     interval of :mod:`robustbnn.report.intervals` (NaN where none can be given).
@@ -90,6 +93,7 @@ class Leaderboard:
     groups: tuple[tuple[str, ...], ...] = ()
     ranking: Ranking | None = None
     sizes: dict[str, str] = dataclasses.field(default_factory=dict)
+    seed_shares: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def column(self, key: str) -> Column:
         """The column with ``key`` (shown or carried)."""
@@ -121,6 +125,15 @@ class Leaderboard:
         return f"Sorted by {col.title} ({better} is better, best first)."
 
 
+# What every interval covers, in the JSON's words (robustbnn.report.intervals.interval).
+INTERVAL_COVERS = ("the test examples (a bootstrap, normal quantile) and the runs (their "
+                   "standard error, Student's t with runs - 1 degrees of freedom), the two "
+                   "half widths added in quadrature around the estimate; at least the Wilson "
+                   "interval for a 0/1 metric; cut to the metric's range; the t interval over "
+                   "runs for numbers without examples. seed_share: the seeds' share of the "
+                   "variance, per column and model")
+
+
 def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboard:
     """The leaderboard of a results table.
 
@@ -142,6 +155,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     runs = int(results["run"].nunique())
     nan: set[tuple[str, str]] = set()
     sizes: dict[str, str] = {}
+    seed_shares: dict[str, dict[str, float]] = {}
     for col in columns:
         series = values[col.key]
         if col.kind == "text":
@@ -154,7 +168,9 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         fields[col.key] = mean.reindex(models)
         if runs > 1:
             fields[f"{col.key}_std"] = by_model.std(ddof=1).mask(has_nan).reindex(models)
-        bounds, size = column_intervals(series, col.metric)
+        bounds, size, shares = column_intervals(series, col.metric)
+        if shares:
+            seed_shares[col.key] = shares
         for i, end in enumerate(("_lo", "_hi")):
             fields[f"{col.key}{end}"] = pd.Series({m: b[i] for m, b in bounds.items()},
                                                   dtype="float64").reindex(models)
@@ -179,7 +195,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         found = (groups(order, seed_ranges(values[sort]))
                  if runs > 1 and col.kind == "number" else ())
     return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found,
-                       ranking=ranked, sizes=sizes)
+                       ranking=ranked, sizes=sizes, seed_shares=seed_shares)
 
 
 def _with_p_better(columns: list[Column], values: dict[str, pd.Series], table: pd.DataFrame,
@@ -402,10 +418,13 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
                         for c in companions]} if companions else {}),
         "legend": legend,
         "interval": {"level": LEVEL, "fields": "<key>_lo, <key>_hi",
-                     "covers": "a bootstrap over the test examples and the runs (the t "
-                               "interval over runs for numbers without examples)",
+                     "covers": INTERVAL_COVERS,
                      "sizes": {c.key: board.sizes[c.key] for c in board.columns
-                               if c.key in board.sizes}},
+                               if c.key in board.sizes},
+                     **({"seed_share": {c.key: {m: round(v, 4) for m, v in
+                                                board.seed_shares[c.key].items()}
+                                        for c in board.columns if c.key in board.seed_shares}}
+                        if board.seed_shares else {})},
         **({"seed_groups": [list(g) for g in board.groups]} if board.groups else {}),
         **({"ranking": ranking_json(board.ranking)} if board.ranking else {}),
         "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],

@@ -1,14 +1,13 @@
-"""Which models a column separates: intervals per model, and groups from paired tests.
+"""Which models a column separates: intervals per model, and the set that may be the best.
 
 :func:`column_intervals` gives every model's 95% interval on a column
-(:mod:`robustbnn.report.intervals`: a bootstrap over test examples and runs where the rows
-have examples, the t interval over runs otherwise). :func:`rank_models` decides the ties of
-the sort column: walking the models best first, the leading model of what is left is compared
-with each other one by a paired bootstrap on the same test points and runs, the p-values are
-corrected by Holm's method for the number of comparisons, and every model whose adjusted
-p-value is at least :data:`~robustbnn.report.intervals.ALPHA` joins the leader's group. The
-first group is the best model and every model not separable from it; the leaderboard marks
-those with :data:`~robustbnn.report.separable.SAME_MARK`.
+(:func:`robustbnn.report.intervals.interval`: the test examples and the runs, a t-type
+interval, where the rows have examples; the t interval over runs otherwise). :func:`rank_models`
+decides the ties of the sort column with :func:`robustbnn.report.best_set.best_set`: every
+pair of models tested at once at family-wise level
+:data:`~robustbnn.report.intervals.ALPHA`, the best not fixed in advance. The first group is
+the set of models that no other model beats (the models that may be the best); the
+leaderboard marks its members after the leader with :data:`~robustbnn.report.separable.SAME_MARK`.
 
 Example:
     >>> import numpy as np, pandas as pd
@@ -25,11 +24,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 
 import numpy as np
 import pandas as pd
 
+from robustbnn.report.best_set import BestSet, best_set
 from robustbnn.report.column_samples import ColumnRows, carried, samples
 from robustbnn.report.intervals import (
     ALPHA,
@@ -37,11 +36,10 @@ from robustbnn.report.intervals import (
     Comparison,
     Sample,
     compare,
-    holm,
     interval,
-    min_detectable,
     point,
     seed_interval,
+    spread,
 )
 from robustbnn.results.schema import RANGES
 
@@ -51,23 +49,25 @@ __all__ = ["Ranking", "cell_interval", "column_intervals", "p_better_than_best",
 
 @dataclasses.dataclass(frozen=True)
 class Ranking:
-    """The paired comparisons behind a column's groups.
+    """The decisions behind a column's groups.
 
     Attributes:
-        groups: The models, best first, gathered behind each group's leader (see the module).
-        versus: Per model after the best, its comparison with the best.
-        adjusted: Per model after the best, the Holm-adjusted p-value against the best.
+        groups: The models in tiers, each best first: the first is the set of models that may
+            be the best (no other model beats them at the family-wise level), each next one
+            the models that no model left beats (:class:`~robustbnn.report.best_set.BestSet`).
+        versus: Per model after the best, its paired comparison with the best (difference,
+            its 95% bootstrap interval, the raw two-sided p-value).
+        best: The all-pairs test behind the groups.
         p_better: Per model after the best, the probability that it beats the best in one run
             on a fresh test set (Bouthillier et al. 2021).
-        min_detectable: The smallest difference from the best that the paired test detects
-            with 80% power at this column's sample size (median standard error of the
-            comparisons; at Holm's strictest step).
+        min_detectable: The difference from the best that the test detects with 80% power at
+            this column's sample size (:attr:`~robustbnn.report.best_set.BestSet.min_detectable`).
         size: The column's sample size in words.
     """
 
     groups: tuple[tuple[str, ...], ...]
     versus: dict[str, Comparison]
-    adjusted: dict[str, float]
+    best: BestSet | None
     p_better: dict[str, float]
     min_detectable: float
     size: str
@@ -105,26 +105,40 @@ def sample_size(sample: Sample, *, half: str = "") -> str:
 
 
 def column_intervals(series: pd.Series, metric: str = ""
-                     ) -> tuple[dict[str, tuple[float, float]], str]:
+                     ) -> tuple[dict[str, tuple[float, float]], str, dict[str, float]]:
     """Per model, the 95% interval of its run-averaged value on the column ``series`` (values
-    by (model, run), its rows in ``attrs``: :func:`robustbnn.report.column.per_run`), and the
-    column's sample size in words ("" without examples). A t interval over runs is cut to the
-    range ``metric`` can take (:data:`robustbnn.results.schema.RANGES`)."""
+    by (model, run), its rows in ``attrs``: :func:`robustbnn.report.column.per_run`), the
+    column's sample size in words ("" without examples), and per model with examples and
+    several runs the share of its interval's variance that comes from the seeds
+    (:attr:`~robustbnn.report.intervals.Spread.seed_share`). Every interval is cut to the range
+    ``metric`` can take (:data:`robustbnn.results.schema.RANGES`)."""
     column, plain = _column(series)
     found = column.samples if column is not None else {}
-    low, high = RANGES.get(metric, (-math.inf, math.inf))
     out: dict[str, tuple[float, float]] = {}
+    shares: dict[str, float] = {}
     for model, values in plain.groupby(level="model", sort=False):
         model = str(model)
         if model in found:
-            out[model] = interval(column.distribution(model))
+            dist = column.distribution(model)
+            out[model] = interval(found[model], metric=metric, dist=dist)
+            share = spread(found[model], dist=dist).seed_share
+            if not math.isnan(share):
+                shares[model] = share
         else:
-            lo, hi = seed_interval(values.to_numpy())
-            out[model] = (max(lo, low), min(hi, high)) if not math.isnan(lo) else (lo, hi)
+            out[model] = _cut(seed_interval(values.to_numpy()), metric)
     size = ""
     if found:
         size = sample_size(next(iter(found.values())), half=column.half)
-    return out, size
+    return out, size, shares
+
+
+def _cut(bounds: tuple[float, float], metric: str) -> tuple[float, float]:
+    """``bounds`` cut to the range ``metric`` can take (NaN stays NaN)."""
+    lo, hi = bounds
+    if math.isnan(lo):
+        return lo, hi
+    low, high = RANGES.get(metric, (-math.inf, math.inf))
+    return max(lo, low), min(hi, high)
 
 
 # Resamples of a detail-table cell: a report has thousands of them (ood.md alone about 4,000
@@ -137,12 +151,14 @@ def cell_interval(rows: pd.DataFrame) -> tuple[float, float]:
     rows per run are averaged, as the cell is). Over examples and runs where every row has
     examples (:data:`DETAIL_RESAMPLES` resamples), except for AUPR and FPR@95TPR, whose
     resampling costs a sort per resample: those, and rows without examples, get the t
-    interval of the runs' values (NaN for one run)."""
+    interval of the runs' values (NaN for one run); every one cut to the metric's range."""
+    metrics = rows["metric"].unique()
+    metric = str(metrics[0]) if len(metrics) == 1 else ""
     found = samples(rows) if not rows["metric"].isin(CURVE_METRICS).any() else {}
     if len(found) == 1:
-        return interval(next(iter(found.values())), DETAIL_RESAMPLES)
+        return interval(next(iter(found.values())), DETAIL_RESAMPLES, metric=metric)
     per_run = rows.groupby("run", sort=True)["value"].mean()
-    return seed_interval(per_run.to_numpy())
+    return _cut(seed_interval(per_run.to_numpy()), metric)
 
 
 def p_better_than_best(series: pd.Series, *, higher: bool) -> dict[str, float]:
@@ -162,8 +178,9 @@ def p_better_than_best(series: pd.Series, *, higher: bool) -> dict[str, float]:
 
 
 def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking | None:
-    """The groups of the models in ``order`` (best first) on the column ``series``, from
-    Holm-corrected paired bootstrap tests; None when the best model's rows have no examples.
+    """The groups of the models in ``order`` (best first) on the column ``series``, from the
+    all-pairs test of :func:`~robustbnn.report.best_set.best_set`; None when the best model's
+    rows have no examples.
 
     Models without examples, or with a NaN value, are left out of the groups.
     """
@@ -173,21 +190,24 @@ def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking
     todo = [m for m in order if m in found and pd.notna(means.get(m))]
     if not todo or todo[0] != order[0]:
         return None
-    groups, versus, adjusted = [], {}, {}
-    while todo:
-        lead, rest = todo[0], todo[1:]
-        comps = {m: _compare(column, m, lead, higher) for m in rest}
-        adj = holm({m: c.p_value for m, c in comps.items()})
-        if not groups:
-            versus, adjusted = comps, adj
-        group = [lead, *(m for m in rest if adj[m] >= ALPHA)]
-        groups.append(tuple(group))
-        todo = [m for m in rest if m not in group]
-    ses = [c.se for c in versus.values() if c.se > 0]
-    mdd = min_detectable(statistics.median(ses), tests=max(1, len(versus))) if ses else 0.0
-    size = sample_size(found[order[0]], half=column.half)
-    return Ranking(tuple(groups), versus, adjusted,
-                   {m: c.p_better for m, c in versus.items()}, mdd, size)
+    lead = todo[0]
+    versus = {m: _compare(column, m, lead, higher) for m in todo[1:]}
+    size = sample_size(found[lead], half=column.half)
+    if len(todo) < 2:
+        return Ranking(((lead,),), versus, None, {}, 0.0, size)
+    points = {m: [float(np.mean([point(c) for c in comps])) for comps in found[m]]
+              for m in todo}
+    strata = found[lead][0][0].strata()
+    found_best = best_set({m: column.distribution(m) for m in todo}, points, higher=higher,
+                          examples=min(len(pos) for _, pos in strata))
+    rank = {m: i for i, m in enumerate(todo)}  # the table's order within each tier
+    groups = tuple(tuple(sorted(g, key=rank.__getitem__)) for g in found_best.groups)
+    if groups[0][0] != lead:  # a tie in the estimates: the table's leader leads
+        first = tuple(sorted({*groups[0], lead}, key=rank.__getitem__))
+        groups = (first, *(tuple(m for m in g if m != lead) for g in groups[1:]))
+        groups = tuple(g for g in groups if g)
+    return Ranking(groups, versus, found_best, {m: c.p_better for m, c in versus.items()},
+                   found_best.min_detectable, size)
 
 
 def _compare(column: ColumnRows, model: str, lead: str, higher: bool) -> Comparison:
@@ -200,41 +220,64 @@ def _compare(column: ColumnRows, model: str, lead: str, higher: bool) -> Compari
     return dataclasses.replace(result, difference=difference)
 
 
+TEST_NAME = ("all pairs at once (max-T bootstrap over the test examples, Tukey's studentized "
+             "range over the runs), family-wise; the best not fixed in advance")
+
+
 def ranking_json(ranking: Ranking) -> dict:
-    """The ranking for ``leaderboard.json``: groups, and per model its paired comparison with
-    the best (difference, its interval, raw and Holm-adjusted p-value, P(beats the best))."""
+    """The ranking for ``leaderboard.json``: the groups, the all-pairs test's critical values,
+    every separated pair (winner, loser), and per model its comparison with the best
+    (difference, its 95% bootstrap interval, raw p-value, whether the all-pairs test separates
+    them, the simultaneous margin, the seeds' share of the difference's variance, P(beats the
+    best))."""
+    found = ranking.best
+    pairs = found.pairs if found is not None else {}
+    lead = ranking.groups[0][0]
+
+    def pair(m: str) -> dict:
+        test = pairs.get((lead, m)) or pairs.get((m, lead))
+        if test is None:
+            return {}
+        return {"separated": test.separated, "margin": round(test.margin, 6),
+                "seed_share": round(test.seed_share, 6)}
+
     return {
-        "test": "paired bootstrap over test examples and runs, Holm-corrected",
-        "level": ALPHA, "size": ranking.size, "groups": [list(g) for g in ranking.groups],
+        "test": TEST_NAME, "level": ALPHA, "size": ranking.size,
+        "groups": [list(g) for g in ranking.groups],
         "min_detectable_difference": round(ranking.min_detectable, 6),
+        **({"critical_examples": round(found.c_examples, 6),
+            "critical_seeds": (None if math.isnan(found.c_seeds)
+                               else round(found.c_seeds, 6)),
+            "separated_pairs": [list(p) for p in found.beats()]} if found is not None else {}),
         "versus_best": {m: {"difference": round(c.difference, 6), "low": round(c.low, 6),
                             "high": round(c.high, 6), "p_value": round(c.p_value, 6),
-                            "p_holm": round(ranking.adjusted[m], 6),
-                            "p_better": round(c.p_better, 6)}
+                            **pair(m), "p_better": round(c.p_better, 6)}
                         for m, c in ranking.versus.items()},
     }
 
 
 def ranking_legend(ranking: Ranking, *, title: str, fmt: str = ".4f") -> str:
-    """The legend item that says which models the sort column separates, at which level, and
-    the smallest difference it could detect.
+    """The legend item that says which models may be the best on the sort column, by which
+    procedure, and the smallest difference it could detect.
 
     Example:
-        >>> r = Ranking((("a", "b"), ("c",)), {}, {}, {}, 0.081, "n = 100 test points, 3 runs")
+        >>> r = Ranking((("a", "b"), ("c",)), {}, None, {}, 0.081, "n = 100 test points, 3 runs")
         >>> ranking_legend(r, title="robust acc")[:56]
         '**Separable.** On robust acc (n = 100 test points, 3 run'
     """
     shown = "; ".join("{" + ", ".join(f"`{m}`" for m in group) + "}" for group in ranking.groups)
     best = ranking.groups[0][0]
     tied = len(ranking.groups[0]) - 1
-    return (f"**Separable.** On {title} ({ranking.size}), ≈ marks a model that a paired test "
-            f"does not separate from the best (`{best}`): a bootstrap of the difference over "
-            "the same test points and runs, Holm-corrected over the comparisons at a "
-            f"family-wise level of {ALPHA:g}; {tied} model{'s' if tied != 1 else ''} "
-            f"{'are' if tied != 1 else 'is'} not separable from it. Groups, best first, each "
-            f"its leader and the models not separable from it: {shown}. At this size the test "
+    return (f"**Separable.** On {title} ({ranking.size}), ≈ marks a model that may be the "
+            f"best: no other model beats it when every pair is tested at once at a "
+            f"family-wise level of {ALPHA:g}, the best not fixed in advance (a max-T bootstrap "
+            "over the same test points for the examples' error, Tukey's studentized range over "
+            "the runs for the seeds'); "
+            f"besides `{best}`, {tied} model{'s' if tied != 1 else ''} may be the best. Groups, "
+            f"best first, each the models no model left beats: {shown}. At this size the test "
             f"detects, with 80% power, a difference from the best of about "
             f"{format(ranking.min_detectable, fmt)} (smaller differences may be real but are "
-            f"not resolved); `leaderboard.json` gives each comparison (`ranking`), and the "
-            "aspect tables the probability that a model beats the best in one run on a fresh "
-            "test set (P(beats best), Bouthillier et al. 2021).")
+            f"not resolved); `leaderboard.json` gives every separated pair and each model's "
+            "comparison with the best (`ranking`), and the aspect tables the probability that "
+            "a model beats the best in one run on a fresh test set (P(beats best), Bouthillier "
+            "et al. 2021).")
