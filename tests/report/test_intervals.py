@@ -12,7 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 from robustbnn.metrics.classification import ece
 from robustbnn.report.column import best_measure, per_run
-from robustbnn.report.column_samples import halves
+from robustbnn.report.column_samples import component, halves
 from robustbnn.report.intervals import (
     Component,
     compare,
@@ -216,6 +216,25 @@ def test_a_t_interval_over_seeds_and_none_for_one_run() -> None:
     lo, hi = seed_interval([0.9, 0.8])
     assert (lo, hi) == pytest.approx((0.85 - 12.7062047 * 0.05, 0.85 + 12.7062047 * 0.05))
     assert np.isnan(seed_interval([0.9])).all()
+
+
+def test_one_split_per_test_point_the_same_in_every_run_and_copies_together() -> None:
+    # The split is the test point's, not the run's: rows of seeds 0 and 7 split alike.
+    labels = np.r_[np.zeros(50), np.ones(50)]
+    rows = [(seed, {"score": np.arange(100.0), "label": labels}) for seed in (0, 7)]
+    splits = [component(pd.Series({"metric": "auroc", "seed": s, "examples": p}), "select")
+              for s, p in rows]
+    assert (splits[0].keep == splits[1].keep).all()
+    # Adversary detection: the k-th clean point and its adversarial copy (k + n) share a half
+    # and a resampling stratum.
+    parts = {"adversary_detection_score": np.arange(200.0),
+             "adversary_detection_label": labels.repeat(2)}
+    got = halves("adversary_detection", parts)
+    for half in got.values():
+        clean = half[half < 100]
+        assert (np.sort(clean + 100) == half[half >= 100]).all()
+    keys = [k for k, _ in Component("adversary_detection", parts).strata()]
+    assert keys[0] == keys[1]  # one draw for both copies
 
 
 def test_the_split_is_fixed_by_seed_disjoint_and_the_same_for_every_model() -> None:
