@@ -100,17 +100,16 @@ def measure_legend(board: Leaderboard) -> str:
     if split:
         where = (f" (in {', '.join(c.title for c in split)})" if len(split) < len(named)
                  else "")
-        text += (f"It is chosen out of sample{where}: per model, the measure with the best "
-                 "value on a fixed random half of the examples (the selection half: of the "
-                 "test points, and of each OOD set's images, one split per test point, the "
-                 "same in every run and for every model; a point's clean and adversarial "
-                 "copies in the same half), and the number and its interval are those of the "
-                 "other half (the scoring half), so the choice does not flatter it. A measure "
-                 "that is constant for a model (BALD of a deterministic model) is never chosen: its AUROC is "
-                 "1/2 by ties alone. The candidates are every measure the run scored for the "
-                 "column, the logit measures (`energy`, `max_logit` and their per-sample "
-                 "means) and plug-in measures included; the protocol legend lists those of "
-                 "mean OOD AUROC.")
+        text += (f"It is chosen out of sample{where}: per model, the measure with the best value "
+                 "on a fixed random half of the examples (the selection half: of the test "
+                 "points, and of each OOD set's images, one split per test point, the same in "
+                 "every run and for every model; a point's clean and adversarial copies in the "
+                 "same half), and the number and its interval are those of the other half (the "
+                 "scoring half), so the choice does not flatter it. A measure that is constant "
+                 "for a model (BALD of a deterministic model) is never chosen: its AUROC is 1/2 "
+                 "by ties alone. The candidates are every measure the run scored for the column,"
+                 " the logit measures (`energy`, `max_logit` and their per-sample means) and "
+                 "plug-in measures included; the protocol legend lists those of mean OOD AUROC.")
     else:
         text += ("It is the one with the best value for that model, chosen on the same data it "
                  "is scored on (these runs hold no per-example values), which flatters it.")
