@@ -56,7 +56,7 @@ from robustbnn.results.schema import RANGES
 __all__ = ["ALPHA", "BINARY_METRICS", "CURVE_METRICS", "LEVEL", "MEAN_METRICS", "N_RESAMPLES",
            "PAIRED_COPIES", "POWER", "RANKING_PARTS", "Comparison", "Component", "Spread",
            "compare", "counts", "distribution", "holm", "interval", "min_detectable", "point",
-           "seed_interval", "split_half", "spread"]
+           "run_points", "seed_interval", "split_half", "spread"]
 
 ALPHA = 0.05  # the paired tests' family-wise level (Holm); intervals are at 1 - ALPHA
 LEVEL = 1 - ALPHA  # every interval's confidence level, 0.95
@@ -315,9 +315,6 @@ class Spread:
             be measured.
         runs: How many runs.
         points: Test points per run (the first stratum's), for the binomial ends.
-        bias: The bootstrap's estimate of the estimate's bias: the mean of the resampled
-            values less the estimate (about 0 for a mean or an AUROC; positive for a binned
-            ECE, which resampling with replacement raises).
     """
 
     estimate: float
@@ -325,7 +322,6 @@ class Spread:
     se_seeds: float
     runs: int
     points: int = 0
-    bias: float = 0.0
 
     @property
     def se(self) -> float:
@@ -343,6 +339,17 @@ class Spread:
         t = float(stats.t.ppf(1 - ALPHA / 2, self.runs - 1)) if self.runs > 1 else z
         return math.hypot(z * self.se_examples, t * self.se_seeds)
 
+    def bounds(self, metric: str = "") -> tuple[float, float]:
+        """The 95% interval (:func:`interval`): ``estimate ± half_width``, at least the Wilson
+        interval of a 0/1 ``metric``, cut to the range ``metric`` can take."""
+        half = self.half_width()
+        lo, hi = self.estimate - half, self.estimate + half
+        if metric in BINARY_METRICS and self.points:
+            b_lo, b_hi = _wilson(self.estimate, self.points)
+            lo, hi = min(lo, b_lo), max(hi, b_hi)
+        low, high = RANGES.get(metric, (-math.inf, math.inf))
+        return max(lo, low), min(hi, high)
+
     @property
     def seed_share(self) -> float:
         """The share of the variance that comes from the seeds (NaN for one run)."""
@@ -352,7 +359,7 @@ class Spread:
         return self.se_seeds ** 2 / total if total > 0 else 0.0
 
 
-def _run_points(sample: Sample) -> np.ndarray:
+def run_points(sample: Sample) -> np.ndarray:
     """Each run's value on all of its examples (the mean of its components)."""
     return np.array([np.mean([point(c) for c in comps]) for comps in sample])
 
@@ -371,13 +378,11 @@ def spread(sample: Sample | np.ndarray, resamples: int = N_RESAMPLES, *,
         dist, points, size = sample, sample.mean(0), 0
     else:
         dist = distribution(sample, resamples) if dist is None else dist
-        points, size = _run_points(sample), len(sample[0][0].strata()[0][1])
+        points, size = run_points(sample), len(sample[0][0].strata()[0][1])
     runs = len(points)
-    means = dist.mean(-1)
-    se_ex = float(means.std(ddof=1)) if len(dist) > 1 else 0.0
+    se_ex = float(dist.mean(-1).std(ddof=1)) if len(dist) > 1 else 0.0
     se_seeds = float(points.std(ddof=1) / math.sqrt(runs)) if runs > 1 else 0.0
-    estimate = float(points.mean())
-    return Spread(estimate, se_ex, se_seeds, runs, size, float(means.mean()) - estimate)
+    return Spread(float(points.mean()), se_ex, se_seeds, runs, size)
 
 
 def _wilson(estimate: float, points: int) -> tuple[float, float]:
@@ -398,8 +403,9 @@ def interval(sample: Sample | np.ndarray, resamples: int = N_RESAMPLES, *, metri
     it is as wide as the t interval of the runs' values, where a bootstrap over 3 runs would
     give about their range). Centred on the estimate: a binned ECE is biased upward and its
     resamples more so, which put the percentile interval above the estimate (bhn_realnvp's
-    0.0130 outside [0.0137, 0.026]); subtracting the bootstrap's bias estimate as well
-    (:attr:`Spread.bias`) raised the spread of the centre more than it removed, and covered
+    0.0130 outside [0.0137, 0.026]); subtracting the bootstrap's bias estimate as well (the
+    mean of the resampled values less the estimate) raised the spread of the centre more than
+    it removed, and covered
     less (0.915 against 0.938 in a simulation of an ECE of 0.08 on 1,000 points). A 0/1
     metric's interval reaches at least the Wilson score interval of its points (so 0 of 100
     gives [0, 0.037], not a width of zero); every interval is cut to the range ``metric`` can
@@ -418,14 +424,7 @@ def interval(sample: Sample | np.ndarray, resamples: int = N_RESAMPLES, *, metri
         >>> round(lo, 3), round(hi, 3)
         (0.711, 0.878)
     """
-    found = spread(sample, resamples, dist=dist)
-    half = found.half_width()
-    lo, hi = found.estimate - half, found.estimate + half
-    if metric in BINARY_METRICS and found.points:
-        b_lo, b_hi = _wilson(found.estimate, found.points)
-        lo, hi = min(lo, b_lo), max(hi, b_hi)
-    low, high = RANGES.get(metric, (-math.inf, math.inf))
-    return max(lo, low), min(hi, high)
+    return spread(sample, resamples, dist=dist).bounds(metric)
 
 
 def seed_interval(values: Sequence[float]) -> tuple[float, float]:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pandas as pd
 
 from robustbnn.report.best_set import BestSet, best_set
@@ -37,7 +36,7 @@ from robustbnn.report.intervals import (
     Sample,
     compare,
     interval,
-    point,
+    run_points,
     seed_interval,
     spread,
 )
@@ -119,9 +118,9 @@ def column_intervals(series: pd.Series, metric: str = ""
     for model, values in plain.groupby(level="model", sort=False):
         model = str(model)
         if model in found:
-            dist = column.distribution(model)
-            out[model] = interval(found[model], metric=metric, dist=dist)
-            share = spread(found[model], dist=dist).seed_share
+            found_spread = spread(found[model], dist=column.distribution(model))
+            out[model] = found_spread.bounds(metric)
+            share = found_spread.seed_share
             if not math.isnan(share):
                 shares[model] = share
         else:
@@ -195,8 +194,7 @@ def rank_models(order: list[str], series: pd.Series, *, higher: bool) -> Ranking
     size = sample_size(found[lead], half=column.half)
     if len(todo) < 2:
         return Ranking(((lead,),), versus, None, {}, 0.0, size)
-    points = {m: [float(np.mean([point(c) for c in comps])) for comps in found[m]]
-              for m in todo}
+    points = {m: run_points(found[m]) for m in todo}
     strata = found[lead][0][0].strata()
     found_best = best_set({m: column.distribution(m) for m in todo}, points, higher=higher,
                           examples=min(len(pos) for _, pos in strata))
@@ -215,8 +213,7 @@ def _compare(column: ColumnRows, model: str, lead: str, higher: bool) -> Compari
     values on all examples."""
     found = column.samples
     result = compare(column.distribution(model), column.distribution(lead), higher=higher)
-    difference = float(np.mean([np.mean([point(c) for c in comps]) for comps in found[model]])
-                       - np.mean([np.mean([point(c) for c in comps]) for comps in found[lead]]))
+    difference = float(run_points(found[model]).mean() - run_points(found[lead]).mean())
     return dataclasses.replace(result, difference=difference)
 
 
