@@ -115,6 +115,10 @@ class BenchConfig:
     # steps; one run of max(steps) per S serves every step count (its checkpoints).
     budget_eps: tuple[float, ...] = (0.1, 0.3)
     budget_s_attack: tuple[int, ...] = (1, 4, 16, 64)
+    # Adaptive EOT: while eot_not_converged is raised, the budget cell runs its largest budget
+    # again at the grid's last S_attack ratio times more posterior samples (64 -> 256), up to
+    # this cap (0 = the grid only); at the cap the flag stays raised and the number is a bound.
+    budget_s_cap: int = 256
     budget_steps: tuple[int, ...] = (10, 40, 100)
     budget_restarts: int = 1
     # Per example the worst case over PGD-EOT on each objective (same budget and streams):
@@ -220,7 +224,8 @@ BENCH_RANGES: dict[str, Range] = {
     "targeted_step_size": Range(0), "targeted_s_attack": Range(1), "targeted_every": Range(1),
     "pgd_eps": Range(0), "pgd_s_attack": Range(1), "pgd_steps": STEPS, "pgd_step_size": Range(0),
     "pgd_restarts": Range(1), "robust_step_fraction": Range(0, low_open=True),
-    "budget_eps": Range(0), "budget_s_attack": Range(1), "budget_steps": STEPS,
+    "budget_eps": Range(0), "budget_s_attack": Range(1), "budget_s_cap": COUNT,
+    "budget_steps": STEPS,
     "budget_restarts": Range(1), "worst_k": Range(1), "eot_tol": Range(0), "snr_min": Range(0),
     "square_queries": COUNT, "square_s_attack": Range(1), "adaptive_eps": Range(0),
     "adaptive_steps": STEPS, "adaptive_s_attack": Range(1),
@@ -272,7 +277,8 @@ def _show(value: object) -> str:
 
 # Posterior-sample counts, and whether their pass is differentiated (an attack gradient).
 SAMPLE_COUNTS = {"s_eval": False, "s_attack": True, "targeted_s_attack": True,
-                 "pgd_s_attack": True, "budget_s_attack": True, "square_s_attack": False,
+                 "pgd_s_attack": True, "budget_s_attack": True, "budget_s_cap": True,
+                 "square_s_attack": False,
                  "adaptive_s_attack": True, "adv_ood_s_attack": True}
 # The narrowest row a model can have: every output layer is at least two logits wide. The
 # check below knows no model or dataset (it runs before either is built or loaded), so it

@@ -86,7 +86,8 @@ QUICK_BUDGET = (
 # is DEFAULT_WALL_TIME above).
 DEFAULT_ROBUSTNESS = {
     "robustness": ROBUSTNESS_ALL, "n_robust": 100,
-    "budget_s_attack": (1, 4, 16), "budget_steps": (10, 40), "square_queries": 100,
+    "budget_s_attack": (1, 4, 16), "budget_s_cap": 64, "budget_steps": (10, 40),
+    "square_queries": 100,
     "adaptive_steps": 40, "adaptive_s_attack": 8,
     "adv_ood_steps": 20, "adv_ood_s_attack": 4, "n_adv_ood": 100,
 }
@@ -130,6 +131,7 @@ SUITES.register(
         robustness=ROBUSTNESS_ALL,
         n_robust=40,
         budget_s_attack=(1, 4),
+        budget_s_cap=16,
         budget_steps=(2, 5),
         worst_k=3,
         square_queries=20,
@@ -224,7 +226,7 @@ SUITES.register("fidelity", BenchConfig(
     attacks=(), s_attack=(), eps=(), targeted_steps=0,
     ood=("uniform", "gaussian", "glyphs"),
     robustness=ROBUSTNESS_ALL, n_robust=200, budget_eps=(0.1,), budget_s_attack=(1, 4, 16),
-    budget_steps=(10, 40), square_queries=100, adaptive_eps=(0.1,), adaptive_steps=40,
-    adaptive_s_attack=8, adv_ood_eps=(0.1,), adv_ood_steps=20, adv_ood_s_attack=4,
-    n_adv_ood=200, fidelity_reference="hmc",
+    budget_s_cap=64, budget_steps=(10, 40), square_queries=100, adaptive_eps=(0.1,),
+    adaptive_steps=40, adaptive_s_attack=8, adv_ood_eps=(0.1,), adv_ood_steps=20,
+    adv_ood_s_attack=4, n_adv_ood=200, fidelity_reference="hmc",
 ))

@@ -197,6 +197,7 @@ def _budget_cells(spec: RunSpec, name: str, both: tuple[str, ...]) -> list[Cell]
         for eps in cfg.budget_eps:
             params = {N.EPS: float(eps), N.STEP_SIZE: float(eps) * cfg.robust_step_fraction,
                       "s_grid": list(cfg.budget_s_attack), "steps_grid": list(cfg.budget_steps),
+                      "s_cap": cfg.budget_s_cap if stochastic else 0,
                       N.RESTARTS: cfg.budget_restarts, N.K: cfg.worst_k, "eot_tol": cfg.eot_tol,
                       "objectives": [o.value for o in cfg.budget_objectives],
                       "snr_min": cfg.snr_min, "stochastic": stochastic,

@@ -52,6 +52,47 @@ def test_eot_not_converged_fires_when_more_samples_help() -> None:
     assert cost == {5, 10, 80, 160}
 
 
+def test_adaptive_eot_adds_samples_until_the_check_passes_or_the_cap() -> None:
+    model = InputDropoutLinear(p=0.9)
+    x, y = _points(model)
+    params = BUDGET | {"stochastic": True, "s_grid": [1, 4], "s_cap": 64}
+    rows = _run("budget", params, model, x, y, s_eval=8)
+    acc = {(r.setting["S_attack"], r.setting["steps"]): r.value for r in rows
+           if r.task == N.PGD_BUDGET}
+    grid = sorted({s for s, _ in acc})
+    assert grid[:2] == [1, 4] and set(grid[2:]) <= {16, 64} and grid == sorted(grid)
+    assert len(grid) > 2  # 1 -> 4 lowered accuracy by more than eot_tol: the cell grew
+    gap, raised = _flag(rows, "eot_not_converged")
+    assert gap == pytest.approx(acc[(grid[-2], 10)] - acc[(grid[-1], 10)])
+    # it stopped because the check passed, or at the cap with the flag left raised
+    assert (raised == 0.0 and gap <= 0.01) or (grid[-1] == 64 and raised == 1.0)
+    for before, grew in zip(grid[:-2], grid[1:-1], strict=True):  # every growth was needed
+        assert acc[(before, 10)] - acc[(grew, 10)] > 0.01
+    top = {r.setting["S_attack"] for r in rows if r.task == N.WORST_OF_K}
+    assert top == {grid[-1]}
+    cost = {r.setting["S_attack"]: r.setting["gradient_evaluations"] for r in rows
+            if r.task == N.PGD_BUDGET and r.setting["steps"] == 10}
+    assert cost == {s: 10 * s for s in grid}
+
+
+def test_adaptive_eot_stops_at_the_cap_and_says_so() -> None:
+    model = InputDropoutLinear(p=0.9)
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": True, "s_cap": 64}, model, x, y, s_eval=8)
+    grid = sorted({r.setting["S_attack"] for r in rows if r.task == N.PGD_BUDGET})
+    assert grid == [1, 16]  # the next S_attack (16 x 16 = 256) is over the cap
+    assert _flag(rows, "eot_not_converged")[1] == 1.0
+    (cap,) = {r.setting["s_cap"] for r in rows if r.measure == "eot_not_converged"}
+    assert cap == 64
+
+
+def test_a_deterministic_model_never_grows_its_budget() -> None:
+    model = linear()
+    x, y = _points(model)
+    rows = _run("budget", BUDGET | {"stochastic": False, "s_cap": 256}, model, x, y)
+    assert {r.setting["S_attack"] for r in rows if r.task == N.PGD_BUDGET} == {1, 16}
+
+
 def test_deterministic_model_raises_no_flag_and_all_k_equals_expected() -> None:
     model = linear(scale=0.5)
     x, y = _points(model)

@@ -1,5 +1,6 @@
-"""Task ``budget``: the PGD-EOT attack-budget curve at one eps, worst-of-k evaluation of its
-largest budget, and the attack-reliability flags.
+"""Task ``budget``: the PGD-EOT attack-budget curve at one eps, grown in posterior samples until
+the EOT check passes, worst-of-k evaluation of its largest budget, and the attack-reliability
+flags.
 
 Per S_attack and objective (cell param ``objectives``: ``ce``, the mean over samples of the
 cross-entropy, and ``dlr``, of the difference-of-logits ratio, :mod:`robustbnn.attacks.margin`)
@@ -14,14 +15,20 @@ vanished gradient (docs/pitfalls.md §1.8). Every point is evaluated on the same
 draws (stream ``eval``, common random numbers), so differences between points are the
 attack's, not Monte Carlo noise of the evaluation. Rows:
 
+**Adaptive EOT.** After the grid, a stochastic model's cell keeps adding posterior samples
+while ``eot_not_converged`` holds: it runs every step count again at the largest S_attack
+times the ratio of the grid's last two (16 -> 64 -> 256 for the grid 1, 4, 16), up to the
+cell's ``s_cap`` (:func:`grown`). The largest budget is then the converged one, or the cap's,
+where the flag stays raised and the robust accuracy is an upper bound. Rows:
+
 * ``pgd_budget`` / ``accuracy`` per (S_attack, steps), knob ``gradient_evaluations`` =
   S_attack x steps x restarts (per objective), knob ``objective`` = the objectives joined by
   ``+`` (``ce+dlr``);
 * ``worst_of_k`` / expected and all-k accuracy, flip probability of the largest budget;
 * ``robust_flags`` / ``value`` and ``raised`` per flag: ``eot_not_converged`` (the largest
   budget lowers accuracy by more than ``eot_tol`` against the next-largest S_attack at the
-  same number of steps: more posterior samples still help, so the attack's expectation has
-  not converged and the robust accuracy is an upper bound),
+  same number of steps, after adaptive EOT: more posterior samples still help at the cap, so
+  the attack's expectation has not converged and the robust accuracy is an upper bound),
   ``transfer_beats_eot`` (PGD on one frozen posterior sample, the same objectives and worst
   case, evaluated on the predictive),
   ``low_gradient_snr`` (median SNR of the S_attack-sample gradient below ``snr_min``),
@@ -50,7 +57,7 @@ from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 from robustbnn.run.tasks._scoring import in_attack_batches
 
-__all__ = ["PGD_OBJECTIVES", "SNR_CAP", "largest_and_next", "run"]
+__all__ = ["PGD_OBJECTIVES", "SNR_CAP", "grown", "largest_and_next", "run"]
 
 SNR_CAP = 1e6  # the stored SNR of gradients without spread (deterministic models: infinite)
 # The PGD objective (robustbnn.attacks._grad) of each budget objective: both are means over the
@@ -105,40 +112,80 @@ def _evaluations(point: tuple[int, int], restarts: int) -> int:
 def _curve(ctx: Context, x: Tensor, y: Tensor, base: dict
            ) -> tuple[list, dict[tuple[int, int], float], dict[tuple[int, int], Tensor]]:
     """Rows ``pgd_budget`` / ``accuracy`` per (S_attack, steps), with each point's accuracy
-    and adversarial inputs (per example the worst case over the cell's objectives)."""
+    and adversarial inputs (per example the worst case over the cell's objectives): the grid,
+    then, for a stochastic model, :func:`grown` S_attack while the EOT check fails."""
+    p = ctx.params
+    rows: list = []
+    points: dict[tuple[int, int], float] = {}
+    adv: dict[tuple[int, int], Tensor] = {}
+    runs: dict[tuple[int, int], tuple[Tensor, np.ndarray]] = {}
+    for s in p["s_grid"]:
+        rows += _point(ctx, x, y, base, s, runs, points, adv)
+    if p["stochastic"]:
+        while (s := grown(points, p["eot_tol"], p.get("s_cap", 0))) is not None:
+            rows += _point(ctx, x, y, base, s, runs, points, adv)
+    return rows, points, adv
+
+
+def grown(points: dict[tuple[int, int], float], tol: float, cap: int) -> int | None:
+    """The next S_attack of adaptive EOT, or None when the curve has converged or the cap
+    stops it.
+
+    While the largest budget lowers accuracy by more than ``tol`` against the next-largest
+    S_attack at the same steps (``eot_not_converged``), the next S_attack is the largest one
+    times the ratio of the last two (at least 2), if that is at most ``cap``.
+
+    Example:
+        >>> grown({(4, 40): 0.30, (16, 40): 0.25}, 0.01, 64)
+        64
+        >>> grown({(4, 40): 0.30, (16, 40): 0.25, (64, 40): 0.25}, 0.01, 256) is None
+        True
+        >>> grown({(4, 40): 0.30, (16, 40): 0.25}, 0.01, 32) is None
+        True
+    """
+    largest, nxt = largest_and_next(points)
+    if nxt is None or points[nxt] - points[largest] <= tol:
+        return None
+    s = largest[0] * max(2, largest[0] // nxt[0])
+    return s if s <= cap else None
+
+
+def _point(ctx: Context, x: Tensor, y: Tensor, base: dict, s: int,
+           runs: dict[tuple[int, int], tuple[Tensor, np.ndarray]],
+           points: dict[tuple[int, int], float], adv: dict[tuple[int, int], Tensor]) -> list:
+    """Rows ``pgd_budget`` / ``accuracy`` of S_attack ``s`` at every step count, filling
+    ``points`` and ``adv``; ``runs`` keeps each attack run (S, steps) for the S it serves."""
     p = ctx.params
     eps, restarts, at = p[N.EPS], p[N.RESTARTS], tuple(p["steps_grid"])
-    objectives = [BudgetObjective(o) for o in p["objectives"]]
-    rows, points, adv, runs = [], {}, {}, {}
-    for s in p["s_grid"]:
-        # A deterministic model's S samples are one network: its S-sample attack is the
-        # 1-sample attack, run once and reported at every S of the grid.
-        s_run = s if p["stochastic"] else 1
-        if s_run not in runs:
-            found = []  # per objective, {steps: x_adv}
-            for objective in objectives:
-                attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at),
-                             restarts=restarts, n_samples=s_run,
-                             objective=PGD_OBJECTIVES[objective], label="true")
-                parts = in_attack_batches(ctx, s_run, functools.partial(
-                    attack.checkpoints, ctx.model, at=at,
-                    generator=ctx.gen("attack", str(s_run)), start_generator=ctx.gen("start")),
-                    x, y)
-                found.append({k: torch.cat([part[k] for part in parts]).detach() for k in at})
-                for steps in at:
-                    check_budget(x, found[-1][steps], eps, "linf", attack=f"pgd {objective}")
+    # A deterministic model's S samples are one network: its S-sample attack is the
+    # 1-sample attack, run once and reported at every S of the grid.
+    s_run = s if p["stochastic"] else 1
+    if (s_run, at[0]) not in runs:
+        found = []  # per objective, {steps: x_adv}
+        for objective in (BudgetObjective(o) for o in p["objectives"]):
+            attack = PGD(eps=eps, step_size=p[N.STEP_SIZE], steps=max(at),
+                         restarts=restarts, n_samples=s_run,
+                         objective=PGD_OBJECTIVES[objective], label="true")
+            parts = in_attack_batches(ctx, s_run, functools.partial(
+                attack.checkpoints, ctx.model, at=at,
+                generator=ctx.gen("attack", str(s_run)), start_generator=ctx.gen("start")),
+                x, y)
+            found.append({k: torch.cat([part[k] for part in parts]).detach() for k in at})
             for steps in at:
-                x_adv = _worst(ctx, [f[steps] for f in found], y, s_run, steps)
-                runs[s_run, steps] = x_adv, _correct(ctx, x_adv, y)
+                check_budget(x, found[-1][steps], eps, "linf", attack=f"pgd {objective}")
         for steps in at:
-            key = (s, steps)
-            adv[key], correct = runs[s_run, steps]
-            points[key] = float(correct.mean())
-            knobs = base | {N.S_ATTACK: s, N.STEPS: steps,
-                            N.GRADIENT_EVALUATIONS: _evaluations(key, restarts)}
-            rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key],
-                                   examples={N.ACCURACY: correct}))
-    return rows, points, adv
+            x_adv = _worst(ctx, [f[steps] for f in found], y, s_run, steps)
+            runs[s_run, steps] = x_adv, _correct(ctx, x_adv, y)
+    rows = []
+    for steps in at:
+        key = (s, steps)
+        adv[key], correct = runs[s_run, steps]
+        points[key] = float(correct.mean())
+        knobs = base | {N.S_ATTACK: s, N.STEPS: steps,
+                        N.GRADIENT_EVALUATIONS: _evaluations(key, restarts)}
+        rows.append(ctx.result(N.PGD_BUDGET, knobs, "", N.ACCURACY, points[key],
+                               examples={N.ACCURACY: correct}))
+    return rows
 
 
 def _worst(ctx: Context, candidates: list[Tensor], y: Tensor, s_run: int, steps: int) -> Tensor:
@@ -189,7 +236,10 @@ def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], flo
     eot_acc = points[largest]
     if nxt is not None:
         gap = points[nxt] - eot_acc
-        flag("eot_not_converged", gap, gap > tol, {N.TOL: tol, N.S_ATTACK: nxt[0]})
+        # Raised here only when adaptive EOT stopped at its cap (or has none): the number is
+        # then an upper bound.
+        flag("eot_not_converged", gap, gap > tol,
+             {N.TOL: tol, N.S_ATTACK: nxt[0], "s_cap": p.get("s_cap", 0)})
     steps = max(p["steps_grid"])
     member = ctx.gen("member")
     found = []
@@ -209,7 +259,7 @@ def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], flo
     transfer_acc = _accuracy(ctx, x_tr.detach(), y)
     flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
          {N.TOL: tol, N.STEPS: steps})
-    s_max = max(p["s_grid"])
+    s_max = largest[0]
     if s_max >= 2:
         snr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
             gradient_snr, ctx.model, n_samples=s_max, generator=ctx.gen("snr")), x, y))
