@@ -82,9 +82,15 @@ def headline_legend(board: Leaderboard) -> list[str]:
     if bound:
         items.append(f"**{UPPER_BOUND_MARK}** marks an upper bound: more posterior samples in "
                      "the attack's gradient still lowered that model's robust accuracy "
-                     "(`eot_not_converged`), so its true robust accuracy may be lower. "
+                     "(`eot_not_converged`) at the cap of adaptive EOT, so its true robust "
+                     "accuracy may be lower. "
                      "`leaderboard.csv` and `.json` keep the number numeric and say so in the "
-                     f"`{bound[0].bound_key}` field.")
+                     f"`{bound[0].bound_key}` field."
+                     + (" A bound is not ranked as an estimate: "
+                        + ", ".join(f"`{m}`" for m in board.unranked)
+                        + (" follows" if len(board.unranked) == 1 else " follow")
+                        + " the ranked models, in their own order, outside the groups "
+                        "(`unranked` in `leaderboard.json`)." if board.unranked else ""))
     named = [c for c in board.columns if c.measure_key]
     if named:
         items.append(measure_legend(board))

@@ -48,15 +48,15 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from robustbnn.results import names as n
 from robustbnn.results.schema import RANGES
 
 __all__ = ["ALPHA", "BINARY_METRICS", "CURVE_METRICS", "LEVEL", "MEAN_METRICS", "N_RESAMPLES",
            "PAIRED_COPIES", "POWER", "RANKING_PARTS", "Comparison", "Component", "Spread",
-           "compare", "counts", "distribution", "holm", "interval", "min_detectable", "point",
-           "run_points", "seed_interval", "split_half", "spread"]
+           "compare", "counts", "distribution", "holm", "interval", "min_detectable", "p_value",
+           "point", "run_points", "seed_interval", "split_half", "spread"]
 
 ALPHA = 0.05  # the paired tests' family-wise level (Holm); intervals are at 1 - ALPHA
 LEVEL = 1 - ALPHA  # every interval's confidence level, 0.95
@@ -278,22 +278,6 @@ def distribution(sample: Sample, resamples: int = N_RESAMPLES) -> np.ndarray:
     return np.concatenate(out)
 
 
-def _run_draws(runs: int, resamples: int) -> np.ndarray | None:
-    """The runs of each resample, drawn with replacement (None for one run), (N, runs)."""
-    if runs < 2:
-        return None
-    return np.random.default_rng([SEED, runs]).integers(0, runs, (resamples, runs))
-
-
-def _mean_over_runs(dist: np.ndarray, draws: np.ndarray | None) -> np.ndarray:
-    return dist.mean(-1) if draws is None else np.take_along_axis(dist, draws, -1).mean(-1)
-
-
-def _percentiles(dist: np.ndarray) -> tuple[float, float]:
-    lo, hi = np.percentile(dist, [100 * ALPHA / 2, 100 * (1 - ALPHA / 2)])
-    return float(lo), float(hi)
-
-
 # Mean metrics whose per-example parts are 0 or 1: at 0 or n of n points their interval has
 # the Wilson score interval's ends, not a width of zero.
 BINARY_METRICS = frozenset({n.ACCURACY, n.ALL_K_ACCURACY, n.DETECTION_AWARE_ACCURACY,
@@ -453,9 +437,9 @@ class Comparison:
         difference: a's value minus b's (run-averaged, on all examples).
         low: Lower end of the difference's 95% interval.
         high: Upper end.
-        p_value: Two-sided bootstrap p-value of "no difference" (1 for identical samples, at
-            least 2 / (N + 1) for N resamples).
-        se: The bootstrap standard error of the difference.
+        p_value: Two-sided p-value of "no difference" that inverts the interval
+            (:func:`p_value`; 1 for identical samples).
+        se: The difference's standard error, both sources together.
         p_better: The probability that a's value beats b's in one run on a fresh test set
             (Bouthillier et al. 2021; ties count 1/2), ``higher`` deciding what beats means.
     """
@@ -470,8 +454,13 @@ class Comparison:
 
 def compare(a: Sample | np.ndarray, b: Sample | np.ndarray, *,
             higher: bool = True) -> Comparison:
-    """Paired bootstrap comparison of two models' samples of one column (same runs, same test
-    points): the difference a - b on the same resamples of the examples and the runs.
+    """Paired comparison of two models' samples of one column (same runs, same test points):
+    the difference a - b, its 95% interval and p-value built as every interval is
+    (:meth:`Spread.half_width`): the examples' standard error of the difference from the same
+    bootstrap resamples of both, the seeds' from the runs' differences (Student's t with
+    runs - 1 degrees of freedom), the two half widths added in quadrature. The p-value is the
+    level at which that interval just reaches 0 (:func:`p_value`): with one run a z test on
+    the examples' error, with the examples' error nil a paired t test over the runs.
 
     Args:
         a: One model's sample (per run, its components), or its :func:`distribution`.
@@ -488,29 +477,53 @@ def compare(a: Sample | np.ndarray, b: Sample | np.ndarray, *,
     if da.shape != db.shape:
         raise ValueError(f"models compared on different numbers of runs: {da.shape[1]} and "
                          f"{db.shape[1]}")
-    draws = _run_draws(da.shape[1], len(da))
-    diffs = _mean_over_runs(da, draws) - _mean_over_runs(db, draws)
+    runs = da.shape[1]
+    points = _points(a, da) - _points(b, db)  # each run's difference on all examples
+    difference = float(points.mean())
+    diffs = da.mean(-1) - db.mean(-1)  # the examples' resamples, every run on each
+    se_ex = float(diffs.std(ddof=1)) if len(diffs) > 1 else 0.0
+    se_seeds = float(points.std(ddof=1) / math.sqrt(runs)) if runs > 1 else 0.0
+    half = Spread(difference, se_ex, se_seeds, runs).half_width()
     beats = (da > db) if higher else (da < db)
     better = (beats + 0.5 * (da == db)).mean()
-    lo, hi = _percentiles(diffs)
-    # (count + 1) / (N + 1): a bootstrap p-value is never 0, only below 1 / N
-    below, above = (diffs <= 0).sum(), (diffs >= 0).sum()
-    p = min(1.0, 2 * (min(below, above) + 1) / (len(diffs) + 1))
-    return Comparison(_point_difference(a, b, da, db), lo, hi, p, float(diffs.std(ddof=1)),
+    return Comparison(difference, difference - half, difference + half,
+                      p_value(difference, se_ex, se_seeds, runs), math.hypot(se_ex, se_seeds),
                       float(better))
 
 
-def _point_difference(a: Sample | np.ndarray, b: Sample | np.ndarray, da: np.ndarray,
-                      db: np.ndarray) -> float:
-    """a's run-averaged value on all examples minus b's (given only their distributions, the
-    difference of the distributions' means)."""
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return float(np.mean(da) - np.mean(db))
+def _points(sample: Sample | np.ndarray, dist: np.ndarray) -> np.ndarray:
+    """Each run's value on all examples (given only a distribution, its resamples' mean)."""
+    return dist.mean(0) if isinstance(sample, np.ndarray) else run_points(sample)
 
-    def value(x: Sample) -> float:
-        return float(np.mean([np.mean([point(c) for c in comps]) for comps in x]))
 
-    return value(a) - value(b)
+def p_value(difference: float, se_examples: float, se_seeds: float, runs: int) -> float:
+    """The two-sided p-value of "no difference" that inverts the interval
+    ``difference ± hypot(z(α) se_examples, t(α, runs - 1) se_seeds)``: the α at which it
+    just reaches 0 (1 when the difference is 0; with one of the errors nil, the z or the t
+    test of the other).
+
+    Example:
+        >>> round(p_value(0.1, 0.05, 0.0, 3), 4)  # a z test: 2 (1 - Phi(2))
+        0.0455
+        >>> round(p_value(0.1, 0.0, 0.05, 3), 4)  # a paired t test on 2 degrees of freedom
+        0.1835
+    """
+    if difference == 0:
+        return 1.0
+    if se_examples == 0 and se_seeds == 0:
+        return 0.0
+    if runs < 2:
+        se_seeds = 0.0
+
+    def excess(alpha: float) -> float:
+        z = stats.norm.isf(alpha / 2)
+        t = stats.t.isf(alpha / 2, runs - 1) if se_seeds else 0.0
+        return math.hypot(z * se_examples, t * se_seeds) - abs(difference)
+
+    tiny = 1e-15
+    if excess(tiny) < 0:
+        return tiny
+    return float(optimize.brentq(excess, tiny, 1.0, xtol=1e-12))
 
 
 def holm(p_values: Mapping[str, float]) -> dict[str, float]:

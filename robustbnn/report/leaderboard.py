@@ -78,6 +78,10 @@ class Leaderboard:
         seed_shares: Per numeric column key and model (with examples and several runs), the
             share of its interval's variance that comes from the seeds; the rest is the test
             examples'.
+        unranked: The models whose sort-column value is an upper bound
+            (:data:`~robustbnn.report.robust_columns.UPPER_BOUND`): they follow every other
+            model, in their own sort order, and take no part in :attr:`groups` or
+            :attr:`ranking`.
 
     Per numeric column ``key`` the table also holds ``key_lo`` and ``key_hi``: the 95%
     interval of :mod:`robustbnn.report.intervals` (NaN where none can be given).
@@ -94,6 +98,7 @@ class Leaderboard:
     ranking: Ranking | None = None
     sizes: dict[str, str] = dataclasses.field(default_factory=dict)
     seed_shares: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
+    unranked: tuple[str, ...] = ()
 
     def column(self, key: str) -> Column:
         """The column with ``key`` (shown or carried)."""
@@ -184,8 +189,9 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     col = next(c for c in columns if c.key == sort)
     ascending = True if col.kind == "text" else not col.higher_is_better
     table = table.sort_values(sort, ascending=ascending, kind="mergesort", na_position="last")
+    table, unranked = _bounds_last(table, col)
     seeds = [int(s) for s in results.drop_duplicates("run").sort_values("run")["seed"]]
-    order = [str(m) for m in table.index]
+    order = [str(m) for m in table.index if m not in unranked]
     ranked = (rank_models(order, values[sort], higher=bool(col.higher_is_better))
               if col.kind == "number" else None)
     columns = _with_p_better(columns, values, table, sizes, sort, ranked)
@@ -195,7 +201,21 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         found = (groups(order, seed_ranges(values[sort]))
                  if runs > 1 and col.kind == "number" else ())
     return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found,
-                       ranking=ranked, sizes=sizes, seed_shares=seed_shares)
+                       ranking=ranked, sizes=sizes, seed_shares=seed_shares,
+                       unranked=unranked)
+
+
+def _bounds_last(table: pd.DataFrame, col: Column) -> tuple[pd.DataFrame, tuple[str, ...]]:
+    """``table`` with the models whose sort value is an upper bound (``col``'s bound column
+    says so) after every other model, each part in its sort order, and those models: a bound
+    is not ranked as an estimate."""
+    if not col.bound_key or col.bound_key not in table:
+        return table, ()
+    bound = table[col.bound_key] == UPPER_BOUND
+    if not bound.any():
+        return table, ()
+    return (pd.concat([table[~bound], table[bound]]),
+            tuple(str(m) for m in table.index[bound]))
 
 
 def _with_p_better(columns: list[Column], values: dict[str, pd.Series], table: pd.DataFrame,
@@ -401,6 +421,8 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
 
     With several runs, ``seed_groups`` (present only then) lists the models gathered by
     overlapping seed ranges of the sort column, best first (:attr:`Leaderboard.groups`).
+    ``unranked`` (present only then) lists the models whose sort value is an upper bound
+    (:attr:`Leaderboard.unranked`).
     """
     rows, marks = _records(board)
     legend = with_nan_note(board, legend)
@@ -427,6 +449,7 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
                         if board.seed_shares else {})},
         **({"seed_groups": [list(g) for g in board.groups]} if board.groups else {}),
         **({"ranking": ranking_json(board.ranking)} if board.ranking else {}),
+        **({"unranked": list(board.unranked)} if board.unranked else {}),
         "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

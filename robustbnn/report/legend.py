@@ -122,6 +122,19 @@ def _budget_objective(budget: pd.DataFrame) -> str:
     return "; ".join(worded)
 
 
+def _adaptive_eot(results: pd.DataFrame) -> str:
+    """The legend sentence of adaptive EOT (" " first), or "" for runs without a cap."""
+    flags = results[(results["task"] == n.ROBUST_FLAGS)
+                    & (results["measure"] == "eot_not_converged")]
+    caps = [c for c in _values(flags, "s_cap") if c != "0"]
+    if not caps:
+        return ""
+    return (" **Adaptive EOT**: while its largest S_attack still lowered accuracy by more than "
+            f"{_one(_values(flags, n.TOL))} against the next-largest, a stochastic model's "
+            "attack ran again with the grid's last S_attack ratio times more posterior samples, "
+            f"up to S_attack = {_all(caps)}; its largest budget is where that stopped.")
+
+
 def _robustness_items(results: pd.DataFrame) -> list[str]:
     """The legend items of the robustness leaderboard's columns (docs/concepts.md, "Honest
     robustness numbers")."""
@@ -135,7 +148,8 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
             f"start, step ε × fraction) at ε ∈ {{{_all(_values(budget, n.EPS))}}} over S_attack ∈ "
             f"{{{_all(_values(budget, n.S_ATTACK))}}} × steps ∈ "
             f"{{{_all(_values(budget, n.STEPS))}}} on {_one(_values(budget, n.N))} test "
-            "points (curves in `attack.md`). The robust-accuracy column is **all-k accuracy**: "
+            f"points (curves in `attack.md`).{_adaptive_eot(results)} The robust-accuracy "
+            "column is **all-k accuracy**: "
             f"the largest budget's inputs evaluated k = {_one(_values(worst, n.K))} times with "
             "fresh S_eval samples each, counted correct only when right in all k.")
     det = results[task == n.DETECTOR_AWARE]
@@ -160,11 +174,12 @@ def _robustness_items(results: pd.DataFrame) -> list[str]:
             f"worst case{_chosen(adv, n.AUROC)} (named), beside the same images' clean AUROC.")
     if (task == n.ROBUST_FLAGS).any():
         items.append(
-            "**Robustness flags.** `eot_not_converged`: the largest S_attack still lowers "
-            "accuracy by more than the tolerance against the next-largest, so the robust "
-            "accuracy is an upper bound; `transfer_beats_eot`: attacking one frozen posterior "
-            "sample beats EOT; `low_gradient_snr`: the S_attack-sample gradient is mostly "
-            "noise; `black_box_beats_white_box`: Square beats PGD-EOT.")
+            "**Robustness flags.** `eot_not_converged`: the largest S_attack (after adaptive "
+            "EOT, its cap) still lowers accuracy by more than the tolerance against the "
+            "next-largest, so the robust accuracy is an upper bound; `transfer_beats_eot`: "
+            "attacking one frozen posterior sample beats EOT; `low_gradient_snr`: the "
+            "S_attack-sample gradient is mostly noise; `black_box_beats_white_box`: Square "
+            "beats PGD-EOT.")
     return items
 
 

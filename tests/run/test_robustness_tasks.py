@@ -3,6 +3,8 @@ adversarial OOD, and the leaderboard columns they feed."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -238,3 +240,33 @@ def test_leaderboard_columns_of_the_robustness_rows() -> None:
         "mlp": "none", "mc_dropout": "eot_not_converged (ε=0.3 in 1/2 runs)"}
     assert isinstance(values["adv_ood_auroc_clean"], pd.Series)
     assert np.isclose(values["adv_ood_auroc_eps0.1"][("mlp", 0)], 0.6)
+
+
+def test_a_sort_value_that_is_an_upper_bound_is_not_ranked() -> None:
+    from robustbnn.report.headline import headline_legend
+    from robustbnn.report.leaderboard import leaderboard, to_json
+
+    rng = np.random.default_rng(0)
+    rows, parts = [], []
+    for run in (0, 1):
+        for model, p, raised in (("bbb", 0.6, 1.0), ("mlp", 0.4, 0.0), ("mc_dropout", 0.5, 0.0)):
+            correct = (rng.random(200) < p).astype(float)
+            rows.append(_row(model, run, N.WORST_OF_K, "", N.ALL_K_ACCURACY, correct.mean(),
+                             eps=0.1, k=10, S_attack=64 if raised else 16, steps=40))
+            parts.append({N.ALL_K_ACCURACY: correct})
+            rows.append(_row(model, run, N.ROBUST_FLAGS, "eot_not_converged", N.RAISED, raised,
+                             eps=0.1, tol=0.01, S_attack=16, s_cap=64))
+            parts.append(None)
+    frame = results_frame(rows).assign(examples=parts)
+    frame["run"] = frame["seed"]
+    board = leaderboard(frame)
+    assert board.sort == "robust_accuracy_allk_eps0.1"
+    # bbb has the highest number, but it is a bound: it follows the estimates, unranked
+    assert list(board.table.index) == ["mc_dropout", "mlp", "bbb"]
+    assert board.unranked == ("bbb",)
+    assert all("bbb" not in group for group in board.groups)
+    assert board.ranking is not None and board.ranking.groups[0][0] == "mc_dropout"
+    assert json.loads(to_json(board, [], title="t"))["unranked"] == ["bbb"]
+    legend = " ".join(headline_legend(board))
+    assert "A bound is not ranked as an estimate: `bbb` follows the ranked models" in legend
+    assert board.column(board.sort).title == "PGD-EOT all-10 acc ε=0.1 (S=16–64×40)"
