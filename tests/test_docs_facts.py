@@ -129,8 +129,10 @@ def test_readme_headline_sizes() -> None:
     embedded = [s for s in DEFAULT.ood if not s.startswith("heldout:")]
     assert (int(n_ood.replace(",", "")), WORDS[n_sets]) == (DEFAULT.n_ood, len(embedded))
     assert int(_find(r"in all (\d+) evaluations", readme).group(1)) == DEFAULT.worst_k
-    samples, steps = _ints(_find(r"L∞, (\d+) samples × (\d+) steps", readme)[0])
+    steps, samples, cap = _ints(_find(
+        r"L∞, (\d+) steps, (\d+) posterior samples, or (\d+) where", readme)[0])
     assert (samples, steps) == (max(DEFAULT.budget_s_attack), max(DEFAULT.budget_steps))
+    assert cap == DEFAULT.budget_s_cap
     fpr = int(_find(r"\((\d+)% false positives\)", readme).group(1))
     assert fpr == round(100 * DEFAULT.detector_fpr)
 

@@ -43,7 +43,7 @@ def test_the_committed_data_is_there_and_compact() -> None:
         assert (run / "results.jsonl").is_file() and (run / "run.json").is_file()
         assert len(list((run / "examples").glob("*.npz"))) == 17
     size = sum(f.stat().st_size for run in DATA for f in run.rglob("*") if f.is_file())
-    assert size < 40 * 2**20  # docs/reports.md states it
+    assert size < 60 * 2**20  # docs/reports.md states it (56.6 MB)
 
 
 def test_the_board_rerenders_byte_for_byte(rerendered: Path) -> None:
