@@ -3,9 +3,12 @@
 An OOD set is an :class:`~robustbnn.data.ood_sets.OODSpec` registered in ``OOD_DATASETS``:
 a ``load(data_root, n, *, seed, preprocessing, download)`` that returns float32 images of
 shape (N, 1, 28, 28) in [0, 1] (the in-distribution's pixel space), and an ``available``
-test. Its first ``n`` images must not depend on ``n`` and must be the same on every call: the
-bench hashes the images it scores into the ids of the cells that use them, so a changed image
-recomputes exactly those cells.
+test. ``load_ood`` refuses, by the set's name, images of another dtype, shape or range, none at
+all, or a NaN pixel (docs/ood.md, "Checked when they load"); a set on another scale under
+``bhn_reference`` declares it with ``OODSpec(..., reference_range=(lo, hi))``. Its first
+``n`` images must not depend on ``n`` and must be the same on every call: the bench hashes
+the images it scores into the ids of the cells that use them, so a changed image recomputes
+exactly those cells.
 
 Inverted digits (1 − x: white strokes on black become black on white) keep every shape of the
 training classes and change only the intensity statistics, a standard near-OOD probe: a

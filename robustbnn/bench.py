@@ -31,6 +31,7 @@ from robustbnn.plugins import plugin_paths
 from robustbnn.results.schema import Result
 from robustbnn.results.store import remove_stale_temps
 from robustbnn.run.assemble import assemble, finished_cells, write_run_json
+from robustbnn.run.cache_needs import check_cache
 from robustbnn.run.cells import CellKind
 from robustbnn.run.context import RunSpec, ood_images
 from robustbnn.run.executors import make_executor
@@ -306,6 +307,7 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
     """
     started = dt.datetime.now(dt.UTC)
     plan, store = plan_bench(cfg, opts)
+    check_cache(plan)  # a read-only cache that lacks a model: refused before anything is written
     Path(opts.out_dir).mkdir(parents=True, exist_ok=True)
     with store.hold():  # from the claim to the last report: a second run waits
         store.claim(plan.identity, overwrite=opts.overwrite,
@@ -318,12 +320,12 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
         for cell in plan.cells:  # every OOD set loads (and is verified) before any training
             if cell.task == CellKind.OOD:
                 ood_images(plan.spec, cell.params["set"])
+        limits = CellLimits(opts.cell_timeout, opts.cell_memory_mb)
         executor = make_executor(opts.executor, jobs=opts.jobs, threads=plan.spec.threads,
-                                 ray_address=opts.ray_address)
+                                 ray_address=opts.ray_address, limits=limits)
         try:
             report = run_plan(plan, executor, store, retries=opts.retries,
-                              progress=opts.progress,
-                              limits=CellLimits(opts.cell_timeout, opts.cell_memory_mb))
+                              progress=opts.progress, limits=limits)
         finally:
             executor.close()
         refused = refusals(plan, report)
@@ -341,7 +343,7 @@ def run_bench(cfg: BenchConfig, opts: BenchOptions) -> BenchOutcome:
                 "argv": list(opts.argv) if opts.argv is not None else None,
                 "executor": {"kind": opts.executor, "jobs": opts.jobs,
                              "threads": plan.spec.threads}}
-        write_run_json(plan, stored, report, started, face, refused)
+        write_run_json(plan, stored, report, started, face, refused, rows=rows)
         # Imported here: drawing needs matplotlib, which a --plan or a refused run never does.
         from robustbnn.report.render import render
 

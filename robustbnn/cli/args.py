@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 
-__all__ = ["MAX_RETRIES", "add_execution", "folder", "jobs_arg", "non_negative_int",
-           "positive_int", "positive_seconds", "retries_arg", "seeds", "split_names",
-           "whole_number"]
+__all__ = ["MAX_RETRIES", "add_execution", "dataset_name", "folder", "folder_path", "jobs_arg",
+           "non_negative_int", "positive_int", "positive_seconds", "retries_arg", "seeds",
+           "split_names", "whole_number"]
 
 
 def split_names(text: str) -> tuple[str, ...]:
@@ -25,6 +26,20 @@ def folder(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a folder, got {text!r}; omit the flag to "
                                          "get the default")
+    return text
+
+
+def folder_path(text: str) -> Path:
+    """An output or run folder; an empty one is refused (``Path("")`` is the working folder,
+    where no run belongs unasked)."""
+    return Path(folder(text))
+
+
+def dataset_name(text: str) -> str:
+    """``--dataset``: a name; an empty one is refused (it would silently mean the suite's)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a dataset name, got {text!r}; omit the flag "
+                                         "to get the suite's (see `robustbnn datasets`)")
     return text
 
 
@@ -157,10 +172,14 @@ def add_execution(parser: argparse.ArgumentParser, *, jobs: str) -> None:
                            "a lost Ray node, a passing OS error) (default 1)")
     grid.add_argument("--cell-timeout", type=positive_seconds, metavar="SECONDS",
                       help="fail a cell that runs longer than this, in one line; the rest of "
-                           "the run continues (default: no limit)")
+                           "the run continues (default: no limit). With a limit, cells run "
+                           "in worker processes (one with --jobs 1), and a cell that does not "
+                           "stop at the alarm is killed 2 s later, whatever its code does "
+                           "with signals; under --executor ray only the alarm acts")
     grid.add_argument("--cell-memory-mb", type=positive_int, metavar="MB",
                       help="fail a cell that grows its process's memory by more than this, in "
-                           "one line; the rest of the run continues (default: no limit)")
+                           "one line; the rest of the run continues (default: no limit); "
+                           "enforced as --cell-timeout is")
     grid.add_argument("--overwrite", action="store_true",
                       help="replace the results of another run configuration in --out "
                            "(default: refuse)")

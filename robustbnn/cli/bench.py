@@ -81,19 +81,24 @@ def cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
         sys.stderr.write(f"cells: {len(report.reused)} reused, {len(report.ran)} run, "
                          f"{len(report.failed)} failed, {len(report.skipped)} skipped\n")
     faults = [r for r in outcome.rows if r.task == "numerical_fault"]
-    if faults:
-        where = ", ".join(dict.fromkeys(f"{r.model} {r.setting.get('in_task', '?')}"
-                                        for r in faults))
-        sys.stderr.write(f"robustbnn: warning: {len(faults)} cell(s) met NaN or inf logits "
-                         f"({where}); their rows are replaced by numerical_fault flags (the "
-                         "leaderboard's 'numerical faults' column), the other cells are kept\n")
+    if faults:  # an incomplete run: exit 1, as for a failed cell (docs/running.md)
+        from robustbnn.report.faults import fault_where
+
+        where = ", ".join(dict.fromkeys(
+            f"{r.model} {fault_where(str(r.setting.get('in_task', '?')), r.setting, r.dataset)}"
+            for r in faults))
+        sys.stderr.write(f"robustbnn: error: incomplete run: {len(faults)} cell(s) met NaN or "
+                         f"inf logits ({where}); their rows are replaced by numerical_fault "
+                         "flags, every number made of them reads 'partial' in the reports (the "
+                         "leaderboard's 'numerical faults' column names them), and the other "
+                         "cells are kept\n")
     if report.failed or report.skipped:
         sys.stderr.write(failure_summary(outcome, args.out))
         return 1
     closing_summary(args, [args.out], args.out,
                     f"wrote {len(outcome.rows)} results (results.csv, run.json) and the reports "
                     f"to {args.out}/")
-    return 0
+    return 1 if faults else 0
 
 
 def bench_options(args: argparse.Namespace, argv: list[str], out: Path,

@@ -11,9 +11,15 @@ from pathlib import Path
 import torch
 
 from robustbnn.errors import ConfigError, DeviceError
-from robustbnn.folders import check_out_place, check_readable, check_writable, env_value
+from robustbnn.folders import (
+    check_out_place,
+    check_place,
+    check_readable,
+    check_writable,
+    env_value,
+)
 
-__all__ = ["cache_dir", "check_outputs", "data_root", "resolve_device"]
+__all__ = ["cache_dir", "check_out", "check_outputs", "data_root", "resolve_device"]
 
 
 def resolve_device(choice: str) -> torch.device:
@@ -73,32 +79,51 @@ def cache_dir(args: argparse.Namespace) -> tuple[Path, str]:
     default); a variable set empty is refused (:func:`robustbnn.folders.env_value`)."""
     from robustbnn.training.cache import resolve_cache_dir
 
-    if args.cache_dir:
+    if getattr(args, "cache_dir", None):  # report has no --cache-dir
         return resolve_cache_dir(args.cache_dir), "--cache-dir"
     origin = "$ROBUSTBNN_CACHE" if env_value("ROBUSTBNN_CACHE") else "the default"
     return resolve_cache_dir(None), origin
 
 
-def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
-    """The run can start (``--executor ray`` has Ray) and every folder the command writes
-    (``outs`` and the model cache) is writable, and no ``out`` is where no run belongs (the
-    file system's root, the model cache, the data root, another run's ``cells/``), before
-    anything is written: a refused run leaves no claim on its ``--out``."""
-    from robustbnn.data.root import ENV_VAR
+def _data_place(args: argparse.Namespace) -> tuple[Path, str]:
+    """The data root and where it came from, unchecked (``report`` reads no data, so a data
+    root it names need not exist)."""
+    from robustbnn.data.root import ENV_VAR, default_data_root
 
+    if getattr(args, "data_root", None):
+        return Path(args.data_root).expanduser(), "--data-root"
+    if env_value(ENV_VAR):
+        return Path(os.environ[ENV_VAR]).expanduser(), f"${ENV_VAR}"
+    return default_data_root(), "the default"
+
+
+def check_out(args: argparse.Namespace, out: Path, flag: str = "--out") -> None:
+    """The one check of an output folder, for ``bench``, ``reproduce`` and ``report``: it is
+    where a run or reports belong (not the file system's root, the model cache, the data root,
+    nor inside a run folder: :func:`robustbnn.folders.check_out_place`) and writable.
+
+    Raises:
+        PathError: Naming ``flag``, the folder and the way out.
+    """
+    others = (("the model cache", *cache_dir(args)), ("the data root", *_data_place(args)))
+    check_out_place(out, flag, others=others)
+    check_writable(out, flag)
+
+
+def check_outputs(args: argparse.Namespace, *outs: Path) -> None:
+    """The run can start (``--executor ray`` has Ray), its data root is readable and every
+    ``out`` passes :func:`check_out`, before anything is written: a refused run leaves no claim
+    on its ``--out``. The model cache is checked here only for a place (a file is refused); a
+    read-only cache is refused by the run when a model it needs is not in it
+    (:func:`robustbnn.run.cache_needs.check_cache`)."""
     if getattr(args, "executor", "local") == "ray" and not _importable("ray"):
         raise ConfigError("--executor ray needs Ray: pip install 'robustbnn[ray]'")
-    cache, cache_origin = cache_dir(args)
-    data = data_root(args)
-    data_origin = ("--data-root" if args.data_root else f"${ENV_VAR}" if env_value(ENV_VAR)
-                   else "the default")
-    others = (("the model cache", cache, cache_origin), ("the data root", data, data_origin))
+    data_root(args)
     for out in outs:
-        check_out_place(out, "--out", others=others)
-        check_writable(out, "--out")
+        check_out(args, out)
     if getattr(args, "cache", False):
         flag = "--cache-dir" if args.cache_dir else "the model cache (--cache-dir)"
-        check_writable(cache, flag)
+        check_place(cache_dir(args)[0], flag)
 
 
 def _importable(module: str) -> bool:

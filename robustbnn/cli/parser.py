@@ -15,7 +15,9 @@ from typing import NoReturn
 from robustbnn import __version__
 from robustbnn.cli.args import (
     add_execution,
+    dataset_name,
     folder,
+    folder_path,
     positive_int,
     seeds,
     split_names,
@@ -119,14 +121,14 @@ def _add_bench(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                        f"any plug-in's; see --print-config")
     bench.add_argument("--models", type=split_names, metavar="A,B",
                        help="comma-separated model names (default: the suite's)")
-    bench.add_argument("--dataset", help="dataset name (default: the suite's)")
+    bench.add_argument("--dataset", type=dataset_name, help="dataset name (default: the suite's)")
     bench.add_argument("--seed", type=whole_number, help="seed (default: the suite's, 0)")
     bench.add_argument("--set", dest="overrides", action="append", default=[],
                        metavar="NAME.FIELD=VALUE",
                        help="override a model or attack setting (repeatable), e.g. "
                             "mlp.epochs=10, *.hidden=(800,800) (every model with the field) or "
                             "pgd.steps=20")
-    bench.add_argument("--out", type=Path, default=Path("reports/latest"), metavar="DIR",
+    bench.add_argument("--out", type=folder_path, default=Path("reports/latest"), metavar="DIR",
                        help="output folder (default: reports/latest)")
     _add_bench_cells(bench)
     add_execution(bench, jobs="auto")
@@ -180,9 +182,9 @@ def _add_report(sub: argparse._SubParsersAction,
         description="Re-render leaderboard.md/.csv/.json/.html, the OOD detail tables "
         "(ood.md/.csv) and figures/ from stored run folders alone; no model code runs. "
         "Several folders (e.g. one per seed) combine as mean ± std.")
-    report.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR",
+    report.add_argument("run_dirs", nargs="+", type=folder_path, metavar="RUN_DIR",
                         help="folders written by `robustbnn bench`")
-    report.add_argument("--out", type=Path, metavar="DIR",
+    report.add_argument("--out", type=folder_path, metavar="DIR",
                         help="output folder (default: RUN_DIR itself; required for several)")
     report.add_argument("--sort", metavar="COLUMN",
                         help="column key to sort every table by, best first (default: the "
@@ -221,10 +223,11 @@ def _add_reproduce(sub: argparse._SubParsersAction,
                             "experiment's first; see --list)")
     repro.add_argument("--seeds", type=seeds, metavar="0,1,2",
                        help="comma-separated seeds (default: the experiment's, 0,1,2)")
-    repro.add_argument("--out", type=Path, default=Path("reports/reproductions"), metavar="DIR",
+    repro.add_argument("--out", type=folder_path, default=Path("reports/reproductions"),
+                       metavar="DIR",
                        help="where NAME.md/.csv and figures/ go (default: "
                             "reports/reproductions)")
-    repro.add_argument("--runs-dir", type=Path, metavar="DIR",
+    repro.add_argument("--runs-dir", type=folder_path, metavar="DIR",
                        help="where the bench run folders go (default: OUT/runs)")
     repro.add_argument("--runs", type=split_names, metavar="A,B",
                        help="run only these of the experiment's runs (labels in --plan); the "
@@ -242,8 +245,8 @@ def _add_check(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
         "check", parents=parents, help="check models against the model contract",
         description="Build each MODEL at its smoke size, train it briefly on random data, and "
         "run every clause of the model contract on it (robustbnn.testing.check_model): build, "
-        "fit, shape (S, B, C), dtype, logits (not probabilities), input gradient, generator "
-        "reproducibility and variation, "
+        "fit, shape (S, B, C), input x left unchanged, dtype, logits (not probabilities), "
+        "input gradient, generator reproducibility and variation, "
         "train/eval independence, global RNG, state, devices, cache round trip, "
         "attack_logits, loss. One line per clause; exit 1 when any clause fails.")
     check.add_argument("models", nargs="*", metavar="MODEL",
@@ -251,7 +254,8 @@ def _add_check(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                             "--attack")
     check.add_argument("--attack", action="append", default=[], metavar="NAME",
                        help="run the attack kit on a registered attack instead "
-                            "(robustbnn.testing.attack.check_attack): budget (its norm ball "
+                            "(robustbnn.testing.attack.check_attack): inputs left unchanged, "
+                            "budget (its norm ball "
                             "and [0, 1]), determinism under its generator, no train()/eval() "
                             "on the model, beats random noise of its norm on a trained model; "
                             "repeat for several")

@@ -7,8 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from robustbnn.cli.common import check_out
 from robustbnn.errors import ConfigError
-from robustbnn.folders import check_writable
 
 __all__ = ["closing_summary", "cmd_report"]
 
@@ -51,7 +51,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.check is not None and out.resolve() == args.check.resolve():
         raise ConfigError(f"--check {args.check}: that is the output folder itself; render "
                           "into another folder (--out) to compare against it")
-    check_writable(out, "--out")
+    check_out(args, out, "--out" if args.out is not None else "RUN_DIR")
     render(args.run_dirs, out, sort=args.sort, figures=args.figures)
     closing_summary(args, args.run_dirs, out,
                     f"wrote the reports of {len(args.run_dirs)} run(s) to {out}/")

@@ -8,7 +8,7 @@ import sys
 import torch
 
 from robustbnn.cli.bench import bench_options
-from robustbnn.cli.common import check_outputs
+from robustbnn.cli.common import check_out, check_outputs
 from robustbnn.errors import ConfigError
 from robustbnn.portable import relative_argv
 
@@ -42,7 +42,8 @@ def cmd_reproduce(args: argparse.Namespace, argv: list[str]) -> int:
     if args.plan:
         sys.stdout.write(plan_text(exp, opts))
         return 0
-    check_outputs(args, args.out, opts.runs_dir)
+    check_outputs(args, args.out)
+    check_out(args, opts.runs_dir, "--runs-dir" if args.runs_dir else "--out")
     path, failures = reproduce(exp, opts)
     for line in failures:
         sys.stderr.write(f"robustbnn: error: {line}; rerunning the same command retries "

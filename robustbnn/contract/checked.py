@@ -15,6 +15,9 @@ class Checked(nn.Module):
 
     The harness wraps each model at the boundary instead of threading its name through every
     attack and evaluation signature; a violation names the model (``ModelContractError``).
+    The model gets its own copy of ``x`` at every call (``x.clone()``, which gradients pass
+    through), so one that changes its input in place cannot change the harness's data, shared
+    by every cell of a process; the contract's clause ``input_unchanged`` refuses it by name.
     """
 
     def __init__(self, model: nn.Module, name: str) -> None:
@@ -26,14 +29,14 @@ class Checked(nn.Module):
     def sample_logits(self, x: Tensor, n_samples: int, *,
                       generator: torch.Generator | None = None) -> Tensor:
         """The wrapped model's logits (S, B, C), checked."""
-        out = self.model.sample_logits(x, n_samples, generator=generator)
+        out = self.model.sample_logits(x.clone(), n_samples, generator=generator)
         return check_sample_logits(out, n_samples, x, self.num_classes, self.name)
 
     def attack_logits(self, x: Tensor, n_samples: int, *,
                       generator: torch.Generator | None = None) -> Tensor:
         """The wrapped model's attack logits (S, B, C), checked (its ``sample_logits`` when
         it has none: :func:`robustbnn.contract.types.attack_samples`)."""
-        out = attack_samples(self.model, x, n_samples, generator)
+        out = attack_samples(self.model, x.clone(), n_samples, generator)
         call = "attack_logits" if hasattr(self.model, "attack_logits") else "sample_logits"
         return check_sample_logits(out, n_samples, x, self.num_classes, self.name, call=call)
 

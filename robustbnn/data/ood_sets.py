@@ -36,6 +36,7 @@ from pathlib import Path
 from torch import Tensor
 
 from robustbnn.data._ood import PREPROCESSINGS, check_preprocessing, generated_count
+from robustbnn.data.checks import check_ood_images
 from robustbnn.data.cifar10bw import CIFAR10BW
 from robustbnn.data.fashion_mnist import FASHION_MNIST
 from robustbnn.data.folder import load_folder, parse_folder
@@ -56,10 +57,19 @@ class OODSpec(SourceSpec):
     """How to get one OOD image set: the fields of :class:`SourceSpec`, with ``load`` being
     ``load(data_root, n, *, seed, preprocessing, download) -> Tensor`` of shape (N, 1, 28, 28),
     float32, which raises ``ConfigError`` for an unknown preprocessing.
+
+    Args:
+        reference_range: The pixel range ``load`` returns under ``"bhn_reference"`` (None: any
+            finite value, as unclipped Gaussian noise); under ``"unit"`` every set is in
+            [0, 1]. :func:`load_ood` refuses images outside the range of the preprocessing
+            they were loaded with (:func:`robustbnn.data.checks.check_ood_images`).
     """
+
+    reference_range: tuple[float, float] | None = (0.0, 1.0)
 
 
 OOD_DATASETS: Registry[OODSpec] = Registry("OOD set")
+CENTRED = (-0.5, 0.5)  # notMNIST's scale under "bhn_reference" (and glyphs', its stand-in)
 
 
 def _always(data_root: Path | None = None) -> bool:
@@ -85,15 +95,16 @@ for _spec in (
     OODSpec("uniform", "uniform noise U[0,1) per pixel, generated per index",
             load_uniform, _always, embedded=True),
     OODSpec("gaussian", "Gaussian noise N(0,1) per pixel (clipped to [0,1] unless "
-            "bhn_reference), generated per index", load_gaussian, _always, embedded=True),
+            "bhn_reference), generated per index", load_gaussian, _always, embedded=True,
+            reference_range=None),
     OODSpec("notmnist", "notMNIST letters A-J (10k IDX sample, else notMNIST_small.tar.gz)",
-            NOTMNIST.load, NOTMNIST.available),
+            NOTMNIST.load, NOTMNIST.available, reference_range=CENTRED),
     OODSpec("omniglot", "Omniglot characters of the 15 digit-free background alphabets, "
             "inverted, 28x28", OMNIGLOT.load, OMNIGLOT.available),
     OODSpec("cifar10bw", "CIFAR-10 in grayscale at 28x28 (test batch, else the 4k train "
             "sprites)", CIFAR10BW.load, CIFAR10BW.available),
     OODSpec("glyphs", "generated letters A-J in matplotlib's fonts, not notMNIST",
-            load_glyphs, glyphs_available, embedded=True),
+            load_glyphs, glyphs_available, embedded=True, reference_range=CENTRED),
     OODSpec("fashion_mnist", "Fashion-MNIST test images", FASHION_MNIST.load,
             FASHION_MNIST.available),
     OODSpec("kmnist", "Kuzushiji-MNIST test images", KMNIST.load, KMNIST.available),
@@ -139,17 +150,23 @@ def load_ood(
         download: Allow downloading missing files (needs network).
 
     Returns:
-        float32 tensor of shape (N, 1, 28, 28).
+        float32 tensor of shape (N, 1, 28, 28) (float64, float16 and bfloat16 images of a
+        plug-in converted to float32).
 
     Raises:
         UnknownNameError: If ``name`` is not registered; lists the known names.
         ConfigError: If ``preprocessing`` is unknown.
-        DataError: If files are missing, corrupt, or the data root is wrong.
+        DataError: If files are missing, corrupt, or the data root is wrong; or if the images
+            are not a tensor of (N, C, H, W) float images, none, with a non-finite pixel, or
+            outside the range of ``preprocessing`` (:func:`~robustbnn.data.checks.
+            check_ood_images`), naming the set and the way out.
     """
     if (folder := parse_folder(name)) is not None:
         check_preprocessing(preprocessing)
-        return load_folder(folder, n)
+        return check_ood_images(load_folder(folder, n), name)
     spec = OOD_DATASETS.get(name)
     check_preprocessing(preprocessing)
-    return spec.load(spec.root(data_root), n, seed=seed, preprocessing=preprocessing,
-                     download=download)
+    x = spec.load(spec.root(data_root), n, seed=seed, preprocessing=preprocessing,
+                  download=download)
+    return check_ood_images(x, name, preprocessing=preprocessing,
+                            reference=spec.reference_range)

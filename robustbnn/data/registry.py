@@ -7,8 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robustbnn.data.checks import check_bundle
 from robustbnn.data.root import resolve_data_root
-from robustbnn.data.types import DataBundle
+from robustbnn.data.types import DataBundle, SplitError
+from robustbnn.errors import DataError
 from robustbnn.registry import Registry
 
 
@@ -69,7 +71,16 @@ def load_dataset(
 
     Raises:
         UnknownNameError: If ``name`` is not registered; lists the known names.
-        DataError: If files are missing, corrupt, or the data root is wrong.
+        DataError: If files are missing, corrupt, or the data root is wrong; or if a split's
+            images are not finite and in [0, 1], train or test is empty, or a label is not a
+            class (:func:`~robustbnn.data.checks.check_bundle`), or a split is of the wrong
+            dtype or shape (:class:`~robustbnn.data.types.Split`), naming the dataset.
     """
     spec = DATASETS.get(name)
-    return spec.load(spec.root(data_root), download=download)
+    try:
+        data = spec.load(spec.root(data_root), download=download)
+    except SplitError as err:  # a plug-in's split of the wrong dtype or shape
+        raise DataError(f"dataset {name!r}: {err}: fix its loader, or train on another "
+                        "--dataset") from None
+    check_bundle(data, name)
+    return data

@@ -8,6 +8,11 @@ import torch
 from torch import Tensor
 
 
+class SplitError(ValueError):
+    """A split of the wrong dtype, rank or length (:func:`robustbnn.data.load_dataset` names
+    the dataset)."""
+
+
 @dataclass(frozen=True)
 class Split:
     """Images and labels of one split (train, val or test).
@@ -17,7 +22,7 @@ class Split:
         y: Class labels, int64, shape (N,).
 
     Raises:
-        ValueError: If a dtype, rank or length is wrong.
+        SplitError: A ``ValueError``: if a dtype, rank or length is wrong.
     """
 
     x: Tensor
@@ -26,15 +31,15 @@ class Split:
     def __post_init__(self) -> None:
         """Check dtypes, ranks and lengths (cheap; no pass over the pixels)."""
         if self.x.dtype != torch.float32 or self.x.ndim != 4 or self.x.shape[1] != 1:
-            raise ValueError(
+            raise SplitError(
                 f"Split.x must be float32 of shape (N, 1, H, W), got {self.x.dtype} "
                 f"{tuple(self.x.shape)}"
             )
         if self.y.dtype != torch.int64 or self.y.ndim != 1:
-            raise ValueError(f"Split.y must be int64 of shape (N,), got {self.y.dtype} "
+            raise SplitError(f"Split.y must be int64 of shape (N,), got {self.y.dtype} "
                              f"{tuple(self.y.shape)}")
         if len(self.x) != len(self.y):
-            raise ValueError(f"Split has {len(self.x)} images but {len(self.y)} labels")
+            raise SplitError(f"Split has {len(self.x)} images but {len(self.y)} labels")
 
     def __len__(self) -> int:
         """Number of examples N."""

@@ -27,6 +27,7 @@ from robustbnn.report.column import (
     per_run,
 )
 from robustbnn.report.column_samples import carried
+from robustbnn.report.faults import FAULTS, NUMERICAL_FAULT, find_faults, without_faults
 from robustbnn.report.robust_columns import robustness_columns
 from robustbnn.report.shift_columns import shift_columns
 from robustbnn.results import names as n
@@ -36,11 +37,8 @@ __all__ = ["DETECTION_EPS", "FAMILIES", "FGSM_EPS", "NUMERICAL_FAULT", "NUMERICA
            "compute_columns", "ood_auroc_rows", "task_title"]
 
 FGSM_EPS = (0.1, 0.3)  # the leaderboard's fixed step sizes
-# The task of the rows of cells that met NaN or inf logits (robustbnn.run.tasks._faults), and
-# their knob naming the cell's task; the column "numerical_faults" lists them per model, and
-# exists only when some row is flagged.
-NUMERICAL_FAULT = "numerical_fault"
-IN_TASK = "in_task"
+# The column listing, per model, the cells that met NaN or inf logits (task NUMERICAL_FAULT,
+# robustbnn.run.tasks._faults); it exists only when some row is flagged.
 NUMERICAL_FAULTS = "numerical_faults"
 DETECTION_EPS = 0.1  # adversary detection at this eps
 TITLES = {n.PGD: "PGD"}  # display names of attack tasks (others: the task name itself)
@@ -198,7 +196,9 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     Returns:
         The columns in display order (:data:`FAMILIES`), and per column key either a Series
         indexed by (model, run) (numbers) or by model (text). A column without values is left
-        out.
+        out, unless a numerical fault falls on it: a model whose number in a column is made of
+        a faulted cell has no value in it, in any run, and the column's ``attrs["faults"]``
+        names its faulted cells (:func:`robustbnn.report.faults.without_faults`).
 
     Raises:
         MissingKnobError: If a task's rows lack a knob a column is keyed by (e.g. FGSM rows
@@ -206,32 +206,36 @@ def compute_columns(results: pd.DataFrame) -> tuple[list[Column], dict[str, pd.S
     """
     cols: list[Column] = []
     values: dict[str, pd.Series] = {}
+    faults = find_faults(results)
+    runs = results.groupby("model", sort=False)["run"].nunique()
     for family in FAMILIES:
         for col, series in family(results):
-            if len(series):
+            if col.kind == "number":
+                series = without_faults(series, faults, runs)
+            if len(series) or series.attrs.get(FAULTS):
                 rows = carried(series)
                 if rows is not None and rows.half == "score":
                     col = dataclasses.replace(col, chosen=OUT_OF_SAMPLE)
                 cols.append(col)
                 values[col.key] = series
+    for col in cols:  # no measure is named for a number that is not shown
+        faulted = list(values[col.key].attrs.get(FAULTS, {}))
+        if col.measure_key in values and faulted:
+            values[col.measure_key] = values[col.measure_key].drop(faulted, errors="ignore")
     return cols, values
 
 
 def _faults(results: pd.DataFrame) -> pd.Series:
-    """Per model, the tasks whose cells met NaN or inf logits (with the OOD set, and the runs
-    when not all), or ``none``; empty when no run had a fault, so the column is left out."""
-    rows = results[results["task"] == NUMERICAL_FAULT]
-    if rows.empty:
+    """Per model, the cells that met NaN or inf logits (with the OOD set, and the runs when
+    not all: :func:`robustbnn.report.faults.fault_where`), or ``none``; empty when no run had
+    a fault, so the column is left out."""
+    faults = find_faults(results)
+    if not faults:
         return pd.Series(dtype=object)
-    rows = with_knobs(rows, IN_TASK)
     runs = results.groupby("model", sort=False)["run"].nunique()
-    out: dict[str, str] = {str(m): "none" for m in dict.fromkeys(results["model"])}
-    for model, group in rows.groupby("model", sort=False):
-        items = []
-        for (task, dataset), by in group.groupby([IN_TASK, "dataset"], sort=True)["run"]:
-            where = f"{task} on {dataset}" if task in ("ood", "adv_ood") else task
-            count = by.nunique()
-            items.append(where if count == runs[model] else f"{where} in {count}/{runs[model]} "
-                         "runs")
-        out[str(model)] = ", ".join(items)
+    cells: dict[str, dict[str, set[int]]] = {str(m): {} for m in dict.fromkeys(results["model"])}
+    for fault in faults:
+        cells[fault.model].setdefault(fault.where, set()).add(fault.run)
+    out = {m: ", ".join(w if len(r) == runs[m] else f"{w} in {len(r)}/{runs[m]} runs"
+                        for w, r in sorted(by.items())) or "none" for m, by in cells.items()}
     return pd.Series(out, dtype=object)

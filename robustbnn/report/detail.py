@@ -23,8 +23,10 @@ from robustbnn.report.published import differences, find
 from robustbnn.report.ranking import cell_interval
 from robustbnn.results import names as n
 
-__all__ = ["ood_frame", "ood_markdown"]
+__all__ = ["FAULT", "ood_frame", "ood_markdown"]
 
+# A cell of a set whose OOD cell met NaN or inf logits (robustbnn.report.faults): no number.
+FAULT = "fault"
 METRICS = {n.AUROC: "AUROC", n.AUPR_IN: "AUPR-in", n.AUPR_OUT: "AUPR-out"}
 TABLE3_MEASURES = {"max_prob": "VR", "mean_std": "MS", "bald": "BALD"}
 
@@ -136,8 +138,10 @@ def _lookup(frame: pd.DataFrame) -> dict[tuple[str, str, str, str], pd.Series]:
     return {(r["model"], r["dataset"], r["measure"], r["metric"]): r for _, r in frame.iterrows()}
 
 
-def _table2(frame: pd.DataFrame, cells: dict, models: list[str], measure: str) -> str:
-    sets = [d for d in dict.fromkeys(frame["dataset"]) if not d.startswith("heldout:")]
+def _table2(frame: pd.DataFrame, cells: dict, models: list[str], measure: str,
+            faults: set[tuple[str, str]]) -> str:
+    sets = [d for d in dict.fromkeys([*frame["dataset"], *sorted(d for _, d in faults)])
+            if not d.startswith("heldout:")]
     has_paper = {(m, k) for (m, _, meas, k), r in cells.items()
                  if meas == measure and not math.isnan(r["paper"])}
     header = ["dataset"]
@@ -151,8 +155,9 @@ def _table2(frame: pd.DataFrame, cells: dict, models: list[str], measure: str) -
         row = [dataset]
         for model in models:
             for metric in METRICS:
-                row += _with_paper(cells.get((model, dataset, measure, metric)),
+                cell = _with_paper(cells.get((model, dataset, measure, metric)),
                                    (model, metric) in has_paper)
+                row += [FAULT, *cell[1:]] if (model, dataset) in faults else cell
         rows.append(row)
     return md_table(header, rows)
 
@@ -179,9 +184,16 @@ def _table3(frame: pd.DataFrame, cells: dict, models: list[str], metric: str) ->
     return md_table(header, rows)
 
 
-def ood_markdown(frame: pd.DataFrame) -> str:
-    """The OOD detail tables as GitHub Markdown (percent, mean ± std over runs)."""
-    models = list(dict.fromkeys(frame["model"]))
+def ood_markdown(frame: pd.DataFrame, faults: set[tuple[str, str]] | None = None) -> str:
+    """The OOD detail tables as GitHub Markdown (percent, mean ± std over runs).
+
+    Args:
+        frame: :func:`ood_frame`.
+        faults: The (model, set) pairs whose OOD cell met NaN or inf logits in some run
+            (:func:`robustbnn.report.faults.ood_faults`): their cells read :data:`FAULT`.
+    """
+    faults = faults or set()
+    models = list(dict.fromkeys([*frame["model"], *sorted(m for m, _ in faults)]))
     cells = _lookup(frame)
     out = ["# OOD detection per dataset, measure and metric\n",
            "Percent (x100), OOD = positive class; mean ± sample std over runs when several. "
@@ -193,13 +205,18 @@ def ood_markdown(frame: pd.DataFrame) -> str:
         out.append("## OOD sets (BHN Table 2 layout), one table per uncertainty measure\n")
         for measure in dict.fromkeys(frame["measure"]):
             out.append(f"### {escape(measure)}\n")
-            out.append(_table2(frame, cells, models, measure))
+            out.append(_table2(frame, cells, models, measure, faults))
     if frame["dataset"].str.startswith("heldout:").any():
         out.append("## Held-out classes (BHN Table 3 layout): VR = max prob, MS = mean std\n")
         for metric, title in METRICS.items():
             out.append(f"### {title}\n")
             out.append(_table3(frame, cells, models, metric))
     out += _published_under(frame)
+    if faults:
+        named = "; ".join(f"{escape(m)} on {escape(d)}" for m, d in sorted(faults))
+        out.append(f"**{FAULT}** = the model returned NaN or inf logits on the set (a numerical "
+                   f"fault), so it has no number there, and its mean over the sets in the "
+                   f"leaderboard reads `partial`: {named}.\n")
     return "\n".join(out)
 
 

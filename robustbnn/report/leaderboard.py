@@ -19,6 +19,7 @@ import pandas as pd
 from robustbnn.errors import ConfigError
 from robustbnn.report.column import Column
 from robustbnn.report.columns import compute_columns
+from robustbnn.report.faults import FAULTS, PARTIAL
 from robustbnn.report.intervals import LEVEL
 from robustbnn.report.markdown import MISSING, NAN, md_table, with_run
 from robustbnn.report.ranking import (
@@ -33,8 +34,8 @@ from robustbnn.report.separable import SAME_MARK, groups, seed_ranges
 from robustbnn.results import names as n
 
 __all__ = ["DEFAULT_SORT", "DEFAULT_SORTS", "NAN_NOTE", "UPPER_BOUND_MARK", "Leaderboard",
-           "default_sort", "format_cell", "leaderboard", "spread_text", "tidy", "to_csv",
-           "to_json", "to_markdown", "with_nan_note"]
+           "default_sort", "fault_note", "format_cell", "leaderboard", "spread_text", "tidy",
+           "to_csv", "to_json", "to_markdown", "with_nan_note"]
 
 DEFAULT_SORT = "clean_accuracy"
 # The default sort key: the first of these the leaderboard has.
@@ -46,6 +47,21 @@ NAN_NOTE = (f"**Empty cells.** {MISSING} = not measured (no such result for the 
             f"measured, but not a number. In `leaderboard.csv` the first is an empty field and "
             f"the second `{NAN}`; in `leaderboard.json` both are null, and a row's `nonfinite` "
             "object names each key whose value is `NaN`, `Infinity` or `-Infinity`.")
+
+
+def fault_note(board: Leaderboard) -> str:
+    """The legend item of a leaderboard with a :data:`~robustbnn.report.faults.PARTIAL` cell:
+    what it means, and per model the columns and the faulted cells behind them."""
+    by_model: dict[str, list[str]] = {}
+    for (model, key), where in sorted(board.faults.items()):
+        by_model.setdefault(model, []).append(f"{board.column(key).title} ({where})")
+    cells = "; ".join(f"`{m}`: {', '.join(items)}" for m, items in by_model.items())
+    return (f"**{PARTIAL}** = not a number: the model returned NaN or inf logits (a numerical "
+            "fault) in a cell this number is made of, so it is left out, in every run, rather "
+            f"than shown as the mean of the other cells: {cells}. `leaderboard.csv` writes "
+            f"`{PARTIAL}` in its place; `leaderboard.json` null, and the row's `{PARTIAL}` "
+            "object names the faulted cells. A run with a fault is incomplete: `robustbnn "
+            "bench` exits 1.")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +98,9 @@ class Leaderboard:
             (:data:`~robustbnn.report.robust_columns.UPPER_BOUND`): they follow every other
             model, in their own sort order, and take no part in :attr:`groups` or
             :attr:`ranking`.
+        faults: The (model, key) cells made of a cell with a numerical fault, and the faulted
+            cells in words (:mod:`robustbnn.report.faults`): no number, in any run; every
+            report shows :data:`~robustbnn.report.faults.PARTIAL` there.
 
     Per numeric column ``key`` the table also holds ``key_lo`` and ``key_hi``: the 95%
     interval of :mod:`robustbnn.report.intervals` (NaN where none can be given).
@@ -99,6 +118,7 @@ class Leaderboard:
     sizes: dict[str, str] = dataclasses.field(default_factory=dict)
     seed_shares: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
     unranked: tuple[str, ...] = ()
+    faults: dict[tuple[str, str], str] = dataclasses.field(default_factory=dict)
 
     def column(self, key: str) -> Column:
         """The column with ``key`` (shown or carried)."""
@@ -119,7 +139,8 @@ class Leaderboard:
                    if f"{k}{s}" in self.table]
         return dataclasses.replace(
             self, columns=shown, carried=tuple(carried), table=self.table[fields],
-            nan=frozenset((m, k) for m, k in self.nan if k in fields))
+            nan=frozenset((m, k) for m, k in self.nan if k in fields),
+            faults={(m, k): w for (m, k), w in self.faults.items() if k in fields})
 
     def order_text(self) -> str:
         """The sort order in words, for the headers."""
@@ -159,6 +180,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
     fields: dict[str, pd.Series] = {}  # gathered, then one frame (no column-by-column inserts)
     runs = int(results["run"].nunique())
     nan: set[tuple[str, str]] = set()
+    faults: dict[tuple[str, str], str] = {}
     sizes: dict[str, str] = {}
     seed_shares: dict[str, dict[str, float]] = {}
     for col in columns:
@@ -166,6 +188,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
         if col.kind == "text":
             fields[col.key] = series.reindex(models).fillna("")
             continue
+        faults |= {(str(m), col.key): w for m, w in series.attrs.get(FAULTS, {}).items()}
         by_model = series.groupby(level="model")
         has_nan = series.isna().groupby(level="model").any()  # pandas would skip the NaN
         mean = by_model.mean().mask(has_nan)
@@ -202,7 +225,7 @@ def leaderboard(results: pd.DataFrame, *, sort: str | None = None) -> Leaderboar
                  if runs > 1 and col.kind == "number" else ())
     return Leaderboard(columns, table, runs, seeds, sort, frozenset(nan), groups=found,
                        ranking=ranked, sizes=sizes, seed_shares=seed_shares,
-                       unranked=unranked)
+                       unranked=unranked, faults=faults)
 
 
 def _bounds_last(table: pd.DataFrame, col: Column) -> tuple[pd.DataFrame, tuple[str, ...]]:
@@ -291,7 +314,8 @@ def _interval_format(fmt: str) -> str:
 def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     """A cell as text: ``mean [lo, hi]`` with its 95% interval, or ``mean ± std`` (several
     runs) where no interval can be given; ``–`` when not measured, ``NaN`` when measured as
-    NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``).
+    NaN (:data:`robustbnn.report.markdown.MISSING`, ``NAN``), ``partial`` when made of a cell
+    with a numerical fault (:data:`robustbnn.report.faults.PARTIAL`).
 
     Where ``board`` carries, but does not show, the column naming the measure behind the
     number or saying it is an upper bound, the cell says so itself: ``0.9632 (bald)``, and
@@ -302,6 +326,8 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
     value = board.table.at[model, col.key]
     if col.kind == "text":
         return str(value)
+    if (model, col.key) in board.faults:
+        return PARTIAL
     if value is None or math.isnan(value):
         return NAN if (model, col.key) in board.nan else MISSING
     text = _number(value, col.fmt)
@@ -325,8 +351,10 @@ def format_cell(board: Leaderboard, model: str, col: Column) -> str:
 
 
 def with_nan_note(board: Leaderboard, legend: list[str]) -> list[str]:
-    """``legend`` plus :data:`NAN_NOTE` when a cell of ``board`` was measured as NaN."""
-    return [*legend, NAN_NOTE] if board.nan else legend
+    """``legend`` plus :data:`NAN_NOTE` when a cell of ``board`` was measured as NaN, and
+    :func:`fault_note` when a cell is partial."""
+    legend = [*legend, NAN_NOTE] if board.nan else legend
+    return [*legend, fault_note(board)] if board.faults else legend
 
 
 def spread_text(board: Leaderboard) -> str:
@@ -359,10 +387,11 @@ def to_markdown(board: Leaderboard, legend: list[str], *, title: str,
 _NONFINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 
 
-def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
+def _records(board: Leaderboard
+             ) -> tuple[list[dict], list[dict[str, str]], list[dict[str, str]]]:
     """Per model, the row's values (numbers, text, None when not measured, and None for a value
-    that is not finite) and the keys whose value is not finite (``NaN``, ``Infinity``,
-    ``-Infinity``)."""
+    that is not finite or partial), the keys whose value is not finite (``NaN``,
+    ``Infinity``, ``-Infinity``) and the partial keys with their faulted cells in words."""
     carried = {c.key: c for c in board.carried}
     # Each shown column, then its carried companions beside it.
     order = [c for col in board.columns
@@ -372,10 +401,12 @@ def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
             for k in ([c.key, *(f"{c.key}{s}" for s in ("_std", "_lo", "_hi")
                                 if f"{c.key}{s}" in board.table)]
                       if c.kind == "number" else [c.key])]
-    rows, marks = [], []
+    rows, marks, partial = [], [], []
     for model, row in board.table.iterrows():
         record: dict = {"model": model}
         mark: dict[str, str] = {}
+        faults = {c.key: w for c in board.columns
+                  if (w := board.faults.get((str(model), c.key))) is not None}
         for key, col in keys:
             value = row[key]
             if col.kind == "number":
@@ -393,17 +424,20 @@ def _records(board: Leaderboard) -> tuple[list[dict], list[dict[str, str]]]:
             record[key] = value
         rows.append(record)
         marks.append(mark)
-    return rows, marks
+        partial.append(faults)
+    return rows, marks, partial
 
 
 def to_csv(board: Leaderboard) -> str:
     """CSV with numbers as numbers: ``model``, each column, and ``<key>_std`` for several runs.
 
     A cell not measured is empty; a value that is not finite reads ``NaN``, ``Infinity`` or
-    ``-Infinity``.
+    ``-Infinity``; a value made of a cell with a numerical fault reads ``partial``
+    (:data:`~robustbnn.report.faults.PARTIAL`).
     """
-    rows, marks = _records(board)
-    frame = pd.DataFrame([{**r, **m} for r, m in zip(rows, marks, strict=True)],
+    rows, marks, partial = _records(board)
+    frame = pd.DataFrame([{**r, **m, **dict.fromkeys(p, PARTIAL)}
+                          for r, m, p in zip(rows, marks, partial, strict=True)],
                          columns=list(rows[0]) if rows else None)
     return frame.to_csv(index=False, float_format="%.10g", lineterminator="\n")
 
@@ -417,14 +451,17 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
 
     A value not measured is null. A value that is not finite is null too, and the row's
     ``nonfinite`` object (present only then) maps its key to ``"NaN"``, ``"Infinity"`` or
-    ``"-Infinity"``: JSON has no such numbers, and a reader must not take one for missing.
+    ``"-Infinity"``: JSON has no such numbers, and a reader must not take one for missing. A
+    value made of a cell with a numerical fault is null too, and the row's ``partial`` object
+    (present only then) maps its key to the faulted cells (``"numerical fault: ood on
+    uniform"``).
 
     With several runs, ``seed_groups`` (present only then) lists the models gathered by
     overlapping seed ranges of the sort column, best first (:attr:`Leaderboard.groups`).
     ``unranked`` (present only then) lists the models whose sort value is an upper bound
     (:attr:`Leaderboard.unranked`).
     """
-    rows, marks = _records(board)
+    rows, marks, partial = _records(board)
     legend = with_nan_note(board, legend)
     named = {k for c in board.columns for k in (c.measure_key, c.bound_key)}
     companions = [c for c in board.carried if c.key in named]
@@ -450,6 +487,8 @@ def to_json(board: Leaderboard, legend: list[str], *, title: str) -> str:
         **({"seed_groups": [list(g) for g in board.groups]} if board.groups else {}),
         **({"ranking": ranking_json(board.ranking)} if board.ranking else {}),
         **({"unranked": list(board.unranked)} if board.unranked else {}),
-        "rows": [{**r, "nonfinite": m} if m else r for r, m in zip(rows, marks, strict=True)],
+        "rows": [{**r, **({"nonfinite": m} if m else {}),
+                  **({PARTIAL: {k: f"numerical fault: {w}" for k, w in p.items()}} if p else {})}
+                 for r, m, p in zip(rows, marks, partial, strict=True)],
     }
     return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -45,6 +45,7 @@ from robustbnn.report.column import ASPECTS
 from robustbnn.report.combine import check_seeds_of_one_configuration
 from robustbnn.report.detail import ood_frame, ood_markdown
 from robustbnn.report.families import model_families
+from robustbnn.report.faults import ood_faults
 from robustbnn.report.fidelity import fidelity_figure, fidelity_markdown
 from robustbnn.report.figures import write_figures
 from robustbnn.report.headline import headline, headline_legend
@@ -81,7 +82,12 @@ IDENTITY_FIELDS = ("seed", "suite", "device", "config", "data")
 
 
 def _load_one(run_dir: Path) -> tuple[pd.DataFrame, dict]:
-    results = read_results(run_dir)
+    try:  # every row is checked against the run's record (its errors are told below)
+        known = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        known = None
+    results = read_results(run_dir, run=known if isinstance(known, dict)
+                           and _run_json_problem(known) is None else None)
     hint = f"rerun robustbnn bench (`robustbnn bench --out {run_dir}`) to recreate it"
     try:
         run = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
@@ -246,7 +252,7 @@ def render(run_dirs: list[Path], out_dir: Path, *, sort: str | None = None,
     detail = ood_frame(results, runs)
     details = []
     if len(detail):
-        write_text_atomic(out_dir / "ood.md", ood_markdown(detail))
+        write_text_atomic(out_dir / "ood.md", ood_markdown(detail, ood_faults(results)))
         write_text_atomic(out_dir / "ood.csv", detail.to_csv(index=False, float_format="%.10g",
                                                              lineterminator="\n"))
         details = ["ood.md", "ood.csv"]

@@ -122,7 +122,8 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
     """Run every run x seed of ``exp`` at ``opts.budget`` and write its report.
 
     Returns:
-        The report path, and one line per failed cell (empty when everything ran).
+        The report path, and one line per failed cell and per cell with a numerical fault
+        (empty when everything ran).
 
     Raises:
         ConfigError: For an unknown budget or variant.
@@ -145,6 +146,9 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
         labels = {c.id: c.label for c in outcome.plan.cells}
         failures += [f"{run.label} seed {seed}: cell '{labels[k]}' failed ({e})"
                      for k, e in outcome.report.failed.items()]
+        failures += [f"{run.label} seed {seed}: {r.model} met NaN or inf logits in its "
+                     f"{r.setting.get('in_task', '?')} cell on {r.dataset} (numerical_fault: an "
+                     "incomplete run)" for r in outcome.rows if r.task == "numerical_fault"]
         folder = run_folder(exp, opts, variant, run, seed)
         recorded = folder / "run.json"  # absent when no cell finished
         info = json.loads(recorded.read_text(encoding="utf-8")) if recorded.exists() else {}

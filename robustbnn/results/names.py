@@ -13,7 +13,8 @@ import enum
 __all__ = [
     "ACCURACY", "ADAPTIVE", "ADV_OOD", "ALL_K_ACCURACY", "DETECTION_AWARE_ACCURACY",
     "DETECTOR_AWARE", "EXPECTED_ACCURACY", "FLIP_PROBABILITY", "FPR", "GRADIENT_EVALUATIONS",
-    "K", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL", "WORST_OF_K",
+    "K", "NONFINITE_LOGITS", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL",
+    "WORST_OF_K",
     "ADVERSARY_DETECTION", "ANGLE", "AUPR_IN", "BIN", "BRIER", "CONFIDENCE", "CORRUPTION",
     "COUNT", "N_BINS", "RELIABILITY", "SHIFT", "SHIFTS", "ShiftKind", "AUPR_OUT", "AUROC",
     "CLEAN", "CLIP", "COST",
@@ -92,6 +93,7 @@ RAISED = "raised"  # a reliability flag: 1 raised, 0 silent
 AGREEMENT = "agreement"  # top-1 match with the reference predictive (robustbnn.metrics.fidelity)
 TOTAL_VARIATION = "total_variation"  # mean ½ Σ_c |p̄_c − q_c|
 KL_FROM_REFERENCE = "kl_from_reference"  # mean KL(q ‖ p̄), nats
+NONFINITE_LOGITS = "nonfinite_logits"  # a numerical_fault row: NaN/inf logits (run.tasks._faults)
 # The probability that a model's number beats the best model's in one run on a fresh test set
 # (Bouthillier et al. 2021): a report's column (robustbnn.report.ranking), never a result row.
 P_BETTER = "p_better"
@@ -100,7 +102,9 @@ METRICS = (EXPECTED_ACCURACY, ALL_K_ACCURACY, FLIP_PROBABILITY, DETECTION_AWARE_
            FPR_AT_95_TPR, MEAN_UNCERTAINTY,
            ADVERSARY_DETECTION, ERROR_DETECTION, TARGET_SUCCESS, LINF, L2, VALUE, PASSED,
            SECONDS_PER_1000_PREDICTIONS, PARAMETERS, SECONDS, AGREEMENT, TOTAL_VARIATION,
-           KL_FROM_REFERENCE)
+           KL_FROM_REFERENCE, NONFINITE_LOGITS)
+"""Every metric a result row may carry: the results reader refuses any other
+(:mod:`robustbnn.results.catalogue`), so a new metric is added here."""
 
 # The Carlini-style sanity check of FGSM (a ``measure`` of task ``fgsm_sanity``).
 GRADIENT_NONZERO = "gradient_nonzero"

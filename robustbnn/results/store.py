@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -25,6 +26,7 @@ from robustbnn._atomic import (
     writer_alive,
 )
 from robustbnn.errors import UserError
+from robustbnn.results.catalogue import RunRows
 from robustbnn.results.schema import COLUMNS, Result, setting_label, text_problem, value_problem
 
 __all__ = ["RunFolderError", "read_results", "remove_stale_temps", "results_frame", "umask_mode",
@@ -91,14 +93,20 @@ def write_results(out_dir: Path, rows: list[Result]) -> pd.DataFrame:
     return frame
 
 
-def read_results(run_dir: Path) -> pd.DataFrame:
+def read_results(run_dir: Path, *, run: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """A run folder's results from ``results.jsonl`` (``setting`` as dicts).
 
     A row is refused, in one line naming the file and the line, when its value is outside its
     metric's range or not finite where the metric cannot be
-    (:func:`robustbnn.results.schema.value_problem`), when a name holds a lone surrogate, or
-    when it repeats an earlier row's result with another value. A result repeated with the
-    same value is kept once.
+    (:func:`robustbnn.results.schema.value_problem`), when a name holds a lone surrogate, when
+    it is not one of the rows the run wrote (given ``run``, its ``run.json``: another model,
+    seed, task, dataset, setting, measure or metric, or an unknown metric;
+    :class:`robustbnn.results.catalogue.RunRows`), or when it repeats an earlier row's result
+    with another value. A result repeated with the same value is kept once.
+
+    Args:
+        run_dir: The run folder.
+        run: Its parsed ``run.json``, to check every row against; None checks no membership.
 
     Raises:
         RunFolderError: If ``results.jsonl`` is missing, unreadable, corrupt (naming the line
@@ -124,6 +132,7 @@ def read_results(run_dir: Path) -> pd.DataFrame:
                              f"its permissions, or {hint}") from None
     rows: list[Result] = []
     seen: dict[tuple, tuple[int, float]] = {}
+    ours = RunRows(run) if run is not None else None
     for number, line in enumerate(text.split("\n"), start=1):  # JSON Lines: "\n" only
         if not line.strip():
             continue
@@ -137,6 +146,10 @@ def read_results(run_dir: Path) -> pd.DataFrame:
         if problem:
             raise RunFolderError(f"{path} line {number}: {_who(row)}: {problem}; fix or remove "
                                  f"the line, or {hint}")
+        problem = ours.problem(row) if ours is not None else None
+        if problem:
+            raise RunFolderError(f"{path} line {number}: {_who(row)}: {problem}; remove the "
+                                 f"line, or {hint}")
         key = _key(row)
         if key in seen:
             first, value = seen[key]

@@ -22,6 +22,7 @@ from robustbnn import __version__
 from robustbnn.data.heldout import heldout_name
 from robustbnn.models import MODELS
 from robustbnn.portable import portable_text
+from robustbnn.results.catalogue import RECORD, catalogue
 from robustbnn.results.examples import examples_path, write_examples
 from robustbnn.results.schema import Result
 from robustbnn.results.scores import scores_path, write_scores
@@ -133,7 +134,8 @@ def _models(finished: list[tuple[Cell, dict[str, Any]]]) -> tuple[dict, dict]:
 
 def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], report: RunReport,
                    started: dt.datetime, face: dict[str, Any],
-                   refused: dict[str, dict[str, Any]] | None = None) -> None:
+                   refused: dict[str, dict[str, Any]] | None = None, *,
+                   rows: list[Result] | None = None) -> None:
     """Provenance in ``<run>/run.json``: versions, device, config, data, per-model fit
     records, what ran, and the models the model contract refused (``refused``, which the
     leaderboard lists).
@@ -146,6 +148,8 @@ def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], repo
         face: What the command that ran it says of itself: ``out_dir``, ``suite``, ``argv``
             and ``executor`` (``{"kind", "jobs", "threads"}``).
         refused: The models the model contract refused.
+        rows: The rows written to ``results.jsonl``: their record (``"results"``,
+            :func:`robustbnn.results.catalogue.catalogue`) is what the reports accept.
     """
     cfg = plan.spec.cfg
     models, contract = _models(finished)
@@ -167,6 +171,7 @@ def write_run_json(plan: Plan, finished: list[tuple[Cell, dict[str, Any]]], repo
                   "failed": {labels[i]: e for i, e in report.failed.items()},
                   "skipped": {labels[i]: e for i, e in report.skipped.items()}},
         "contract": contract, "refused": refused or {},
+        RECORD: catalogue(rows or []),
         "started": started.isoformat(),
         "seconds": (dt.datetime.now(dt.UTC) - started).total_seconds(),
     }

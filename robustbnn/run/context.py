@@ -20,6 +20,7 @@ from robustbnn.bench_config import BenchConfig
 from robustbnn.contract.checked import Checked
 from robustbnn.contract.streams import make_generator
 from robustbnn.data import DataBundle, Split, load_dataset
+from robustbnn.data.checks import check_channels
 from robustbnn.data.heldout import heldout_split
 from robustbnn.data.ood_sets import load_ood
 from robustbnn.data.resize import resize_ood
@@ -124,11 +125,15 @@ def heldout_images(spec: RunSpec, k: int) -> Tensor:
 def ood_images(spec: RunSpec, name: str) -> Tensor:
     """An OOD set as the run loads it, on the run's device (memoised per process), at the
     resolution of the run's test images (:func:`robustbnn.data.resize.resize_ood`: untouched
-    when equal, else block means; a ConfigError when impossible, raised while planning)."""
+    when equal, else block means; a ConfigError when impossible, raised while planning).
+    :func:`load_ood` checks the images (dtype, shape, none, NaN, range), and here their
+    channels against the dataset's: a DataError naming the set, raised while planning too."""
     cfg = spec.cfg
     x = load_ood(name, cfg.ood_count(name), spec.data_root, seed=cfg.seed, download=spec.download,
                  preprocessing=cfg.ood_preprocessing)
-    x = resize_ood(x, tuple(bench_data(spec).test.x.shape[-2:]), name=name)
+    test = bench_data(spec).test.x
+    check_channels(x, name, test.shape[1], cfg.dataset)
+    x = resize_ood(x, tuple(test.shape[-2:]), name=name)
     return x.to(spec.device)
 
 
@@ -211,6 +216,8 @@ class Context:
         return attach(row.to_json(), **examples) if examples else row.to_json()
 
     def test_head(self, n: int) -> tuple[Tensor, Tensor]:
-        """The first ``n`` test points (all when ``n <= 0``)."""
+        """The first ``n`` test points (all when ``n <= 0``), the cell's own copies: the data
+        are shared by every cell of the process (:func:`bench_data`), so nothing a cell does
+        with them reaches another."""
         x, y = self.data.test.x, self.data.test.y
-        return (x, y) if n <= 0 else (x[:n], y[:n])
+        return (x.clone(), y.clone()) if n <= 0 else (x[:n].clone(), y[:n].clone())

@@ -4,6 +4,9 @@
 * ``PoolExecutor``: ``--jobs N`` worker processes (spawned), each with its own torch thread
   budget so the pool does not oversubscribe the cores.
 * ``RayExecutor``: ``--executor ray``: each cell is a Ray task; Ray is imported only here.
+* ``WatchedPool`` (:mod:`robustbnn.run.watched`): the local executor under ``--cell-timeout``
+  or ``--cell-memory-mb``: ``--jobs`` workers (one for ``--jobs 1``), a cell past its limit
+  killed with its worker from this process.
 
 Executors know nothing of models or attacks (STYLE.md §10): the scheduler in
 :mod:`robustbnn.run.runner` decides what is ready, retries failures and owns the store.
@@ -12,19 +15,17 @@ Executors know nothing of models or attacks (STYLE.md §10): the scheduler in
 from __future__ import annotations
 
 import concurrent.futures as cf
-import ctypes
 import logging
 import multiprocessing
 import os
-import signal
-import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
 from robustbnn.errors import ConfigError, UserError
 from robustbnn.plugins import load_plugins
+from robustbnn.run.limits import CellLimits
+from robustbnn.run.workers import init_worker, watch_parent
 
 __all__ = ["ClusterLost", "LocalExecutor", "PoolExecutor", "RayExecutor", "TaskLost",
            "init_worker", "make_executor", "setup_worker", "watch_parent"]
@@ -53,61 +54,6 @@ def setup_worker(threads: int | None, plugins: tuple[str, ...],
         torch.set_num_threads(threads)
     load_plugins(plugins, paths)
     _READY.add(key)
-
-
-PARENT_POLL_S = 0.5  # how often a pool worker's watchdog checks that the main process lives
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _parent_death_signal() -> bool:
-    """Ask Linux to SIGKILL this process when its parent dies; False where it cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
-    except (OSError, AttributeError):  # no libc or no prctl (musl builds without it)
-        return False
-
-
-def watch_parent(parent: int, death_signal: bool = True) -> None:
-    """End this worker process within a second of ``parent`` (the main process), whatever
-    ended the parent (SIGKILL, SIGTERM, SIGINT).
-
-    A pool worker blocks reading its call queue, and it holds both ends of that pipe (and the
-    multiprocessing resource tracker's), so after a SIGKILL of the main process it would never
-    see end of file and would idle forever, with its model in memory. Two guards (set up by
-    :func:`init_worker`, the pool's ``initializer``):
-
-    * on Linux, ``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills the worker when its
-      parent dies, even while the worker runs native code that holds the GIL (a daemon
-      thread cannot run then). The signal follows the parent *thread* that started the worker,
-      so the pool asks for it (``death_signal``) only when the main thread creates it;
-    * everywhere, a daemon thread polls ``os.getppid()`` every :data:`PARENT_POLL_S` s: an
-      orphan is re-parented, so its parent id changes.
-    """
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_S)
-        os._exit(1)  # no cleanup: the run that wanted this worker's result is gone
-
-    if death_signal:
-        _parent_death_signal()
-    if os.getppid() != parent:  # the main process died while this worker started
-        os._exit(1)
-    threading.Thread(target=watch, name="robustbnn-parent-watch", daemon=True).start()
-
-
-def init_worker(parent: int, death_signal: bool) -> None:
-    """A pool worker's ``initializer``: :func:`watch_parent`, and progress bars that take a
-    thread lock, not tqdm's default multiprocessing lock: a worker killed mid-cell (an
-    interrupted run) never releases that named semaphore, and the resource tracker would print
-    a warning about it after the run's one line."""
-    watch_parent(parent, death_signal)
-    from tqdm import tqdm
-
-    tqdm.set_lock(threading.RLock())
 
 
 class LocalExecutor:
@@ -310,13 +256,20 @@ class RayExecutor:
             self._reaper = None
 
 
-def make_executor(kind: str, *, jobs: int, threads: int | None,
-                  ray_address: str | None = None) -> LocalExecutor | PoolExecutor | RayExecutor:
-    """``local`` (``jobs`` 1), a process pool (``jobs`` > 1), or ``ray``."""
+def make_executor(kind: str, *, jobs: int, threads: int | None, ray_address: str | None = None,
+                  limits: CellLimits | None = None) -> Any:
+    """``local`` (``jobs`` 1), a process pool (``jobs`` > 1), or ``ray``; under per-cell
+    ``limits``, the local executor is a :class:`~robustbnn.run.watched.WatchedPool` of
+    ``jobs`` workers (one for ``jobs`` 1), which kills a cell that does not stop at its limit.
+    """
     if kind == "ray":
         return RayExecutor(ray_address, threads)
     if kind != "local":
         raise ConfigError(f"unknown executor {kind!r}; known: ['local', 'ray']")
+    if limits is not None and (limits.timeout_s is not None or limits.memory_mb is not None):
+        from robustbnn.run.watched import WatchedPool
+
+        return WatchedPool(jobs, limits)
     if jobs > 1:
         return PoolExecutor(jobs)
     return LocalExecutor()

@@ -13,9 +13,15 @@ The clauses, in order:
 
 - ``build``: the attack builds from its defaults at each eps of its grid, with ``eps`` and
   ``n_samples`` fields and a declared norm.
+- ``input_unchanged``: the attack leaves the ``x`` and ``y`` it is given as they were (an
+  attack that writes into its input, ``x.mul_(0)``, is refused by name, as ``bench`` refuses it:
+  :func:`robustbnn.attacks.copies.call_on_copies`).
 - ``budget``: on random inputs (some pixels at 0 and 1) at up to three radii of its grid,
-  every example stays in its declared norm ball and in [0, 1]
-  (:func:`robustbnn.attacks.budget.check_budget`).
+  every example stays in its declared norm ball around the inputs as they were, and in
+  [0, 1] (:func:`robustbnn.attacks.budget.check_budget`).
+
+Every clause calls the attack on copies of its inputs, so one clause's inputs are not what the
+attack left of another's.
 - ``deterministic``: equal generator states give bitwise equal ``x_adv`` (on a model whose
   logits draw noise from the generator, so an attack that ignores it is caught).
 - ``no_mode_switch``: the attack never calls ``train()`` or ``eval()`` on the model
@@ -35,13 +41,15 @@ import torch
 from torch import Tensor, nn
 
 from robustbnn.attacks.budget import check_budget
+from robustbnn.attacks.copies import call_on_copies
 from robustbnn.bench_config import BenchConfig
 from robustbnn.errors import AttackContractError
 from robustbnn.settings import AttackSettings, attack_settings
 
 __all__ = ["ATTACK_CLAUSES", "AttackCheckReport", "AttackClauseResult", "check_attack"]
 
-ATTACK_CLAUSES = ("build", "budget", "deterministic", "no_mode_switch", "beats_noise")
+ATTACK_CLAUSES = ("build", "input_unchanged", "budget", "deterministic", "no_mode_switch",
+                  "beats_noise")
 """The clauses, in the order they run and are reported."""
 
 SHAPE = (1, 6, 7)  # one input; B = 5 and C = 2 elsewhere, so axes are distinct
@@ -200,7 +208,8 @@ def check_attack(name: str, overrides: Sequence[str] = ()) -> AttackCheckReport:
                 *(AttackClauseResult(c, "skipped", "the attack did not build")
                   for c in ATTACK_CLAUSES[1:])))
         results.append(AttackClauseResult("build", "ok"))
-        for clause in (_budget, _deterministic, _no_mode_switch, _beats_noise):
+        for clause in (_input_unchanged, _budget, _deterministic, _no_mode_switch,
+                       _beats_noise):
             try:
                 status, detail = clause(name, resolved, attacks)
             except Exception as err:  # noqa: BLE001 - the attack's own error breaks the clause
@@ -217,20 +226,38 @@ def _inputs(seed: int) -> tuple[Tensor, Tensor]:
     return x, torch.randint(0, 2, (5,), generator=g)
 
 
+def _on_copies(attack: Any, model: nn.Module, x: Tensor, y: Tensor,
+               generator: torch.Generator) -> Tensor:
+    """``attack`` on copies of ``x`` and ``y``, which stay as they were."""
+    return attack(model, x.clone(), y.clone(), generator=generator)
+
+
+def _input_unchanged(name: str, resolved: AttackSettings,
+                     attacks: list[Any]) -> tuple[str, str]:
+    model = _Linear(torch.Size(SHAPE).numel(), 2)
+    x, y = _inputs(11)
+    try:
+        call_on_copies(lambda xb, yb: attacks[-1](model, xb, yb, generator=_gen(12)), x, y,
+                       attack=name)
+    except AttackContractError as err:
+        return "failed", str(err)
+    return "ok", ""
+
+
 def _budget(name: str, resolved: AttackSettings, attacks: list[Any]) -> tuple[str, str]:
     model = _Linear(torch.Size(SHAPE).numel(), 2)
     x, y = _inputs(1)
     for attack in attacks:
-        x_adv = attack(model, x, y, generator=_gen(2))
-        check_budget(x, x_adv, attack.eps, resolved.norm, attack=name)
+        x_adv = _on_copies(attack, model, x, y, _gen(2))
+        check_budget(x, x_adv, attack.eps, resolved.norm, attack=name)  # around x as it was
     return "ok", ""
 
 
 def _deterministic(name: str, resolved: AttackSettings, attacks: list[Any]) -> tuple[str, str]:
     model = _Linear(torch.Size(SHAPE).numel(), 2)
     x, y = _inputs(3)
-    first = attacks[-1](model, x, y, generator=_gen(4))
-    again = attacks[-1](model, x, y, generator=_gen(4))
+    first = _on_copies(attacks[-1], model, x, y, _gen(4))
+    again = _on_copies(attacks[-1], model, x, y, _gen(4))
     if not torch.equal(first, again):
         return "failed", ("equal generator states gave different x_adv: draw every random "
                           "number from the generator passed to __call__ and pass it to the "
@@ -243,7 +270,7 @@ def _no_mode_switch(name: str, resolved: AttackSettings, attacks: list[Any]) -> 
     model.eval()
     model.mode_calls.clear()
     x, y = _inputs(5)
-    attacks[-1](model, x, y, generator=_gen(6))
+    _on_copies(attacks[-1], model, x, y, _gen(6))
     if model.mode_calls or model.training:
         calls = ["train()" if m else "eval()" for m in model.mode_calls]
         return "failed", (f"it called {', '.join(calls) or 'train()'} on the model: attacks "
@@ -260,7 +287,7 @@ def _beats_noise(name: str, resolved: AttackSettings, attacks: list[Any]) -> tup
     model = _trained(x_train, y_train)
     clean = _accuracy(model, x, y)
     noisy = _accuracy(model, _noise(x, attack.eps, resolved.norm, _gen(9)), y)
-    attacked = _accuracy(model, attack(model, x, y, generator=_gen(10)).detach(), y)
+    attacked = _accuracy(model, _on_copies(attack, model, x, y, _gen(10)).detach(), y)
     seen = (f"eps={attack.eps:g} ({resolved.norm}): accuracy clean {clean:.3f}, random noise "
             f"{noisy:.3f}, attack {attacked:.3f}")
     if attacked < noisy:

@@ -98,8 +98,8 @@ class Clauses(SamplerClauses):
         if sample is None:
             return "no attack_logits (attacks use sample_logits)"
         broken = []
-        for clause in ("shape", "dtype_finite", "logits", "input_gradient", "reproducible",
-                       "variation", "global_rng", "state_unchanged"):
+        for clause in ("shape", "input_unchanged", "dtype_finite", "logits", "input_gradient",
+                       "reproducible", "variation", "global_rng", "state_unchanged"):
             try:
                 getattr(self, clause)(sample)
             except Exception as err:  # noqa: BLE001

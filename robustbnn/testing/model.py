@@ -22,6 +22,9 @@ clause is about modes):
   split; the clauses below check the trained model, so methods whose posterior comes from
   training (SWAG, Laplace) are checked with it.
 - ``shape``: logits of shape (S, B, C), also for S = 1, B = 1 and with autograd on.
+- ``input_unchanged``: a call leaves its input ``x`` as it was, with and without autograd (a
+  model that writes into it, ``x.mul_(s)``, is refused by name; every other clause gives each
+  call its own copy, so such a model breaks this clause alone).
 - ``dtype_finite``: floating point, no NaN or inf.
 - ``logits``: not probabilities: a model whose every output row is non-negative and sums to 1
   is refused (the harness applies softmax itself).
@@ -85,13 +88,13 @@ __all__ = ["BENCH_CLAUSES", "CLAUSES", "check_command", "check_model", "check_mo
 
 log = logging.getLogger(__name__)
 
-CLAUSES = ("build", "fit", "shape", "dtype_finite", "logits", "input_gradient", "reproducible",
-           "variation", "train_eval", "global_rng", "state_unchanged", "devices",
-           "cache_round_trip", "attack_logits", "loss")
+CLAUSES = ("build", "fit", "shape", "input_unchanged", "dtype_finite", "logits",
+           "input_gradient", "reproducible", "variation", "train_eval", "global_rng",
+           "state_unchanged", "devices", "cache_round_trip", "attack_logits", "loss")
 """The clauses, in the order they run and are reported."""
 
-BENCH_CLAUSES = ("shape", "dtype_finite", "logits", "input_gradient", "reproducible",
-                 "variation", "train_eval", "global_rng")
+BENCH_CLAUSES = ("shape", "input_unchanged", "dtype_finite", "logits", "input_gradient",
+                 "reproducible", "variation", "train_eval", "global_rng")
 """The cheap clauses ``robustbnn bench`` runs (after ``build`` and ``fit``) before it scores."""
 
 
@@ -234,7 +237,7 @@ def check_module(model: nn.Module, spec: ModelSpec, *, name: str, config: Any,
         The report, without ``build`` and ``fit`` results.
     """
     options = _resolved(options)
-    ctx = Clauses(model, spec, config, options)
+    ctx = Clauses(model, spec, config, options, name=name)
     results = []
     training = model.training
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}

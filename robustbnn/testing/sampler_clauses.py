@@ -57,17 +57,22 @@ class SamplerClauses:
     A clause raises :class:`Broken` when it is violated, and returns why it does not apply, or
     None when it holds.
 
+    Every call gets its own copy of the check inputs, so a model that changes its input in place
+    breaks clause ``input_unchanged`` alone, not every clause that compares two calls.
+
     Args:
         model: The model under check, on the run device.
         spec: Its registry entry (``stochastic``, ``build``).
         config: The config it was built from.
         options: The run device (a ``torch.device``) and the input shape, B and S of the check
             inputs.
+        name: The model's name, for the messages that name it.
     """
 
     def __init__(self, model: nn.Module, spec: ModelSpec, config: Any,
-                 options: CheckOptions) -> None:
+                 options: CheckOptions, *, name: str = "") -> None:
         self.model, self.spec, self.config = model, spec, config
+        self.name = name or type(model).__name__
         self.input_shape, self.S = tuple(options.input_shape), options.n_samples
         self.device = device = torch.device(options.device)
         cpu = torch.Generator().manual_seed(12345)
@@ -83,7 +88,7 @@ class SamplerClauses:
     def draw(self, sample: Sampler, seed: int, n: int | None = None) -> Tensor:
         """``n`` (default S) samples at the check inputs, without autograd."""
         with torch.no_grad():
-            return sample(self.x, n or self.S, generator=self.gen(seed))
+            return sample(self.x.clone(), n or self.S, generator=self.gen(seed))
 
     def shape(self, sample: Sampler | None = None) -> None:
         """Shape (S, B, C), with and without autograd."""
@@ -92,10 +97,11 @@ class SamplerClauses:
             raise Broken(f"the module has no integer num_classes (got {self.C!r})")
         S, B, C = self.S, self.x.shape[0], self.C
         with torch.no_grad():
-            calls = [(S, B, "under no_grad", sample(self.x, S, generator=self.gen(0))),
-                     (1, B, "under no_grad", sample(self.x, 1, generator=self.gen(0))),
-                     (S, 1, "under no_grad", sample(self.x[:1], S, generator=self.gen(0)))]
-        calls.append((S, B, "with autograd", sample(self.x, S, generator=self.gen(0))))
+            calls = [(S, B, "under no_grad", sample(self.x.clone(), S, generator=self.gen(0))),
+                     (1, B, "under no_grad", sample(self.x.clone(), 1, generator=self.gen(0))),
+                     (S, 1, "under no_grad", sample(self.x[:1].clone(), S,
+                                                    generator=self.gen(0)))]
+        calls.append((S, B, "with autograd", sample(self.x.clone(), S, generator=self.gen(0))))
         for s, b, mode, out in calls:
             got = tuple(out.shape) if isinstance(out, Tensor) else type(out).__name__
             if got != (s, b, C):
@@ -108,6 +114,23 @@ class SamplerClauses:
                     hint = " (flattened: keep S and B apart)"
                 raise Broken(f"{sample.__name__}(x, {s}) with B={b}, C={C} gave shape {got} "
                              f"{mode}, not (S, B, C) = {(s, b, C)}{hint}")
+
+    def input_unchanged(self, sample: Sampler | None = None) -> None:
+        """The input ``x`` is as it was after a call, with and without autograd.
+
+        The harness passes the same test points to many calls and cells; it gives each call
+        its own copy, but a model that writes into its input computes from what it left there.
+        """
+        sample = sample or self.model.sample_logits
+        for mode, grad in (("under no_grad", False), ("with autograd", True)):
+            x = self.x.clone()
+            with torch.set_grad_enabled(grad):
+                sample(x, self.S, generator=self.gen(0))
+            if not equal(x, self.x):
+                raise Broken(f"model {self.name!r} changes its input x in place (max |diff| "
+                             f"{max_diff(x, self.x)}, {mode}); clone it first (x = x.clone()) "
+                             "or compute out of place (x * s, not x.mul_(s)): the harness "
+                             "passes the same points to every call")
 
     def dtype_finite(self, sample: Sampler | None = None) -> None:
         """Floating point and finite."""

@@ -40,7 +40,8 @@ from safetensors.torch import save as save_tensors
 from robustbnn import __version__
 from robustbnn._atomic import umask_mode
 from robustbnn.config import config_identity
-from robustbnn.errors import CacheMismatchError
+from robustbnn.errors import CacheMismatchError, PathError
+from robustbnn.folders import write_problem
 from robustbnn.training.cache_folders import (
     ATTEMPTS,
     discard,
@@ -96,6 +97,29 @@ def cache_key(name: str, config: Any, data_fingerprint: str, seed: int,
 def entry_dir(cache_dir: Path, name: str, key: str) -> Path:
     """Where the entry for (name, key) lives."""
     return cache_dir / name / key
+
+
+def holds(cache_dir: Path, name: str, key: str) -> bool:
+    """Whether the entry (name, key) is there (its files exist; :func:`load` verifies them)."""
+    where = entry_dir(cache_dir, name, key)
+    return (where / CONFIG).is_file() and (where / WEIGHTS).is_file()
+
+
+def read_only(cache_dir: Path) -> str | None:
+    """Why nothing can be written in the cache (it, or the folder that would hold it, refuses a
+    new file: permissions, a read-only mount, an immutable folder), or None when it can."""
+    existing = Path(cache_dir)
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    return write_problem(existing) if existing.is_dir() else None
+
+
+def read_only_error(cache_dir: Path, problem: str, models: list[str]) -> PathError:
+    """The one line that refuses a read-only cache a run must save ``models`` in."""
+    return PathError(f"the model cache {cache_dir} is read-only ({problem}) and does not hold "
+                     f"the trained {', '.join(models)} of this run, which must be trained and "
+                     "saved there; make it writable, point --cache-dir at a writable folder, "
+                     "or pass --no-cache")
 
 
 def lock(cache_dir: Path, name: str, key: str) -> FileLock:

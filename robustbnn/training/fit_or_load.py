@@ -120,6 +120,12 @@ def _load_or_train(cache_dir: Path | None, name: str, key: str, module: torch.nn
     is trained and saved under the entry's lock on a miss."""
     if cache_dir is None:
         return train(), False
+    problem = cache.read_only(cache_dir)
+    if problem is not None:  # no writer can come, so no lock (whose file it could not open)
+        found = cache.load(cache_dir, name, key, module)
+        if found is None:
+            raise cache.read_only_error(cache_dir, problem, [name])
+        return found.get("fit"), True
     with cache.lock(cache_dir, name, key):
         found = cache.load(cache_dir, name, key, module)
         if found is not None:

@@ -25,7 +25,7 @@ def test_a_cell_past_its_time_limit_fails_in_one_line_and_the_run_goes_on(
 ) -> None:
     monkeypatch.setenv("RBNN_SLOW", "sleep")  # slow_model's training sleeps 2 minutes
     out = tmp_path / "out"
-    # --jobs 1: in this process, where SIGALRM interrupts the sleeping cell
+    # --jobs 1: under a limit, one worker process, where SIGALRM interrupts the sleeping cell
     code = main(_bench(out, "--models", "mlp,slow_model", "--jobs", "1", "--cell-timeout", "10"))
     err = capsys.readouterr().err
     assert code == 1

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from robustbnn.attacks import ATTACKS
+from robustbnn.attacks.copies import INPUT_NAMES, call_on_copies
 from robustbnn.contract.predict import chunk_rows, sample_probs
 from robustbnn.metrics import aupr_in, aupr_out, auroc, fpr_at_95_tpr
 from robustbnn.metrics.calibration import brier, brier_per_example, reliability
@@ -127,14 +130,28 @@ def adversarial_rows(ctx: Context, task: str, knobs: dict, x_adv: Tensor, y: Ten
     return rows
 
 
-def in_attack_batches(ctx: Context, n_samples: int, fn: Callable[..., Any],
-                      *tensors: Tensor) -> list[Any]:
+def in_attack_batches(ctx: Context, n_samples: int, fn: Callable[..., Any], *tensors: Tensor,
+                      attack: str, names: Sequence[str] = INPUT_NAMES,
+                      check: Callable[..., None] | None = None) -> list[Any]:
     """``fn`` on consecutive example slices of ``tensors``, each slice small enough that one
-    gradient pass of ``n_samples`` posterior samples fits the cell's ``memory_mb``."""
+    gradient pass of ``n_samples`` posterior samples fits the cell's ``memory_mb``.
+
+    ``fn`` gets copies of each slice, never the run's data, and is refused by name
+    (:func:`robustbnn.attacks.copies.call_on_copies`, an ``AttackContractError``) when it
+    changed one in place; ``check``, when given, is called with the untouched slices and what
+    ``fn`` returned (the budget check, against the pristine inputs)."""
     rows = chunk_rows(ctx.model, ctx.params["memory_mb"], grad=True)
     batch = max(1, rows // n_samples)
-    return [fn(*(t[i : i + batch] for t in tensors))
-            for i in range(0, tensors[0].shape[0], batch)]
+    command = "" if attack not in ATTACKS.names() else shlex.join(
+        ["robustbnn", "check", *(w for p in ctx.spec.plugins for w in ("--plugin", p)),
+         "--attack", attack])
+    out = []
+    for i in range(0, tensors[0].shape[0], batch):
+        pristine = tuple(t[i : i + batch] for t in tensors)
+        out.append(call_on_copies(fn, *pristine, attack=attack, names=names, check=command))
+        if check is not None:
+            check(*pristine, out[-1])
+    return out
 
 
 def no_grad_probs(ctx: Context, x: Tensor, *keys: str) -> Tensor:

@@ -57,7 +57,8 @@ def run(ctx: Context) -> CellOutcome:
             lower = LowerUncertainty(measure=measure, eps=eps, step_size=step_size, steps=steps,
                                      n_samples=s)
             x_adv = torch.cat(in_attack_batches(
-                ctx, s, functools.partial(lower, ctx.model, generator=gen), x))
+                ctx, s, functools.partial(lower, ctx.model, generator=gen), x,
+                attack="lower_uncertainty"))
             if p["preprocessing"] == "unit":  # other scales leave [0, 1] by design
                 check_budget(x, x_adv, eps, "linf", attack="lower_uncertainty")
             out = uncertainty_scores(no_grad_probs(ctx, x_adv, "eval"))[measure]

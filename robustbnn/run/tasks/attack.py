@@ -3,8 +3,10 @@
 The attack class comes from ``robustbnn.attacks.ATTACKS`` by name and is built from the cell's
 resolved settings (:mod:`robustbnn.settings`): PGD's cells carry its settings as they always
 have (``steps``, ``restarts``, ``step_size``, ``objective``, ``label``), any other attack's
-under ``settings`` with its ``norm``. Every batch the attack returns is checked against its
-budget (:func:`robustbnn.attacks.budget.check_budget`) before it is scored. Rows have the
+under ``settings`` with its ``norm``. The attack gets copies of the test points; one that
+changes them in place is refused by name (:func:`robustbnn.attacks.copies.call_on_copies`),
+and every batch it returns is checked against its budget around the pristine points
+(:func:`robustbnn.attacks.budget.check_budget`) before it is scored. Rows have the
 attack's name as their task and the same metrics as FGSM.
 """
 
@@ -69,11 +71,13 @@ def run(ctx: Context) -> CellOutcome:
     gen = ctx.gen("attack")
 
     def attacked(xb: Tensor, yb: Tensor) -> Tensor:
-        x_adv = attack(ctx.model, xb, yb, generator=gen)
-        check_budget(xb, x_adv, p[N.EPS], norm, attack=name)
-        return x_adv
+        return attack(ctx.model, xb, yb, generator=gen)
 
-    x_adv = torch.cat(in_attack_batches(ctx, p[N.S_ATTACK], attacked, x, y)).detach()
+    def within_budget(xb: Tensor, yb: Tensor, x_adv: Tensor) -> None:
+        check_budget(xb, x_adv, p[N.EPS], norm, attack=name)  # xb: the pristine points
+
+    x_adv = torch.cat(in_attack_batches(ctx, p[N.S_ATTACK], attacked, x, y, attack=name,
+                                        check=within_budget)).detach()
     knobs = {k: p[k] for k in (N.EPS, N.S_ATTACK)} | {N.S_EVAL: ctx.cfg.s_eval}
     if "settings" in p:
         knobs |= {"norm": norm} | {k: _knob(v) for k, v in p["settings"].items()}

@@ -169,7 +169,7 @@ def _point(ctx: Context, x: Tensor, y: Tensor, base: dict, s: int,
             parts = in_attack_batches(ctx, s_run, functools.partial(
                 attack.checkpoints, ctx.model, at=at,
                 generator=ctx.gen("attack", str(s_run)), start_generator=ctx.gen("start")),
-                x, y)
+                x, y, attack=f"pgd {objective}")
             found.append({k: torch.cat([part[k] for part in parts]).detach() for k in at})
             for steps in at:
                 check_budget(x, found[-1][steps], eps, "linf", attack=f"pgd {objective}")
@@ -195,7 +195,8 @@ def _worst(ctx: Context, candidates: list[Tensor], y: Tensor, s_run: int, steps:
         return candidates[0]
     select = ctx.gen("select", str(s_run), str(steps))
     parts = in_attack_batches(ctx, s_run, lambda yb, *xb: worst_case(
-        ctx.model, xb, yb, n_samples=s_run, generator=select)[0], y, *candidates)
+        ctx.model, xb, yb, n_samples=s_run, generator=select)[0], y, *candidates,
+        attack="worst_case", names=("y", *("x_adv",) * len(candidates)))
     return torch.cat(parts)
 
 
@@ -250,19 +251,21 @@ def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], flo
         # the only one the transfer attack draws from (the EOT runs' starts).
         found.append(torch.cat(in_attack_batches(ctx, 1, functools.partial(
             transfer_attack, ctx.model, attack=frozen, member=member,
-            generator=ctx.gen("start")), x, y)))
+            generator=ctx.gen("start")), x, y, attack="transfer_attack")))
     # Per example the worst case on the frozen member itself, as the EOT runs' on their
     # samples: a deterministic model's transfer attack stays its EOT attack.
     x_tr = found[0] if len(found) == 1 else torch.cat(in_attack_batches(
         ctx, 1, lambda yb, *xb: worst_case(FrozenSample(ctx.model, member), xb, yb,
-                                           n_samples=1)[0], y, *found))
+                                           n_samples=1)[0], y, *found,
+        attack="worst_case", names=("y", *("x_adv",) * len(found))))
     transfer_acc = _accuracy(ctx, x_tr.detach(), y)
     flag("transfer_beats_eot", eot_acc - transfer_acc, transfer_acc < eot_acc - tol,
          {N.TOL: tol, N.STEPS: steps})
     s_max = largest[0]
     if s_max >= 2:
         snr = torch.cat(in_attack_batches(ctx, 1, functools.partial(
-            gradient_snr, ctx.model, n_samples=s_max, generator=ctx.gen("snr")), x, y))
+            gradient_snr, ctx.model, n_samples=s_max, generator=ctx.gen("snr")), x, y,
+            attack="gradient_snr"))
         median = float(snr.median()) * math.sqrt(s_max)
         flag("low_gradient_snr", min(median, SNR_CAP), median < p["snr_min"],
              {N.TOL: p["snr_min"], N.S_ATTACK: s_max})
@@ -270,7 +273,7 @@ def _flags(ctx: Context, x: Tensor, y: Tensor, points: dict[tuple[int, int], flo
         s_sq = p["square_s_attack"]
         square = Square(eps=eps, n_queries=p["square_queries"], n_samples=s_sq, seed=0)
         x_sq = torch.cat(in_attack_batches(ctx, s_sq, functools.partial(
-            square, ctx.model, generator=ctx.gen("square")), x, y))
+            square, ctx.model, generator=ctx.gen("square")), x, y, attack="square"))
         square_acc = _accuracy(ctx, x_sq, y)
         flag("black_box_beats_white_box", eot_acc - square_acc, square_acc < eot_acc - tol,
              {N.TOL: tol, "queries": p["square_queries"], N.S_ATTACK: s_sq})

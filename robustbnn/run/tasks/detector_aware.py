@@ -40,7 +40,8 @@ def run(ctx: Context) -> CellOutcome:
 
     def attacked(attack: object, stream: str) -> torch.Tensor:
         x_adv = torch.cat(in_attack_batches(ctx, s, functools.partial(
-            attack, ctx.model, generator=ctx.gen("attack", stream)), x, y)).detach()
+            attack, ctx.model, generator=ctx.gen("attack", stream)), x, y,
+            attack=type(attack).__name__)).detach()
         check_budget(x, x_adv, eps, "linf", attack=type(attack).__name__)
         return x_adv
 

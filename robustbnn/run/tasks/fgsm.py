@@ -45,7 +45,7 @@ def run(ctx: Context) -> CellOutcome:
     gen = ctx.gen("attack")
     direction = torch.cat(in_attack_batches(
         ctx, attack.n_samples, lambda xb, yb: attack.direction(ctx.model, xb, yb, generator=gen),
-        x, y))  # (B, *)
+        x, y, attack=N.FGSM))  # (B, *)
     base = {N.S_ATTACK: attack.n_samples, N.OBJECTIVE: attack.objective, N.LABEL: attack.label}
     nonzero = direction.flatten(1).abs().sum(1).gt(0).double().mean().item()
     rows = check_rows(ctx, Check(nonzero, nonzero == 1.0, {}), "gradient_nonzero", base)
