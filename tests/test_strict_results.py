@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +16,20 @@ from robustbnn.cli import main
 from robustbnn.results.schema import Result, setting
 from robustbnn.results.store import RESULTS, RunFolderError, read_results, write_json
 from robustbnn.results.store import write_results as write_rows
+from tests.plugins.fresh import fresh_plugins
 
 PLUGINS = ("--plugin", "tests.run._measure_plugin", "--plugin", "tests.plugins.old_l2_pgd_plugin")
 
 
 @pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def smoke_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One smoke run of mlp with a plug-in measure and a plug-in attack (read-only: copy it)."""
     root = tmp_path_factory.mktemp("strict")
+    with fresh_plugins(*PLUGINS[1::2]):
+        yield _bench(root)
+
+
+def _bench(root: Path) -> Path:
     code = main(["bench", "--suite", "smoke", "--models", "mlp", "--attacks", "fgsm,old_pgd_l2",
                  "--robustness", "none", "--shift", "none", "--jobs", "1", "--threads", "1",
                  "--quiet", *PLUGINS,

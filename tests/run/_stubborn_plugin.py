@@ -2,8 +2,8 @@
 (``--plugin tests.run._stubborn_plugin``).
 
 ``$RBNN_STUBBORN`` picks how its training (not the model contract's 32-example fit) keeps
-running past ``--cell-timeout`` for :data:`RUN_S` seconds in all (the first call of its loss
-stays that long), then returns as if all were well:
+running past ``--cell-timeout`` for ``$RBNN_STUBBORN_S`` seconds in all (default 60; the first
+call of its loss stays that long), then returns as if all were well:
 
 * ``swallow``: sleeps in short steps and swallows every ``BaseException`` (the alarm's
   ``CellLimitExceeded`` included) in a loop;
@@ -22,7 +22,7 @@ from robustbnn.config import TrainConfig
 from robustbnn.models import MODELS, ModelSpec
 from tests.plugins._linear import ZeroLinear
 
-RUN_S = 60.0
+RUN_S = float(os.environ.get("RBNN_STUBBORN_S", "60"))
 _STAYED: list[bool] = []  # once per process
 
 
@@ -32,7 +32,7 @@ class StubbornConfig(TrainConfig):
 
 
 def stay() -> None:
-    """Run for :data:`RUN_S` seconds whatever signal arrives, as ``$RBNN_STUBBORN`` says."""
+    """Run for ``RUN_S`` seconds whatever signal arrives, as ``$RBNN_STUBBORN`` says."""
     if _STAYED:
         return
     _STAYED.append(True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,18 @@ import pytest
 from robustbnn.cli import main
 from robustbnn.run.limits import GRACE_S, CellLimitExceeded, CellLimits, guard
 from robustbnn.run.watched import WatchedPool
+from tests.plugins.fresh import fresh_plugins
 from tests.run import _watched_jobs
-from tests.run._stubborn_plugin import RUN_S
 
-PLUGIN = "tests.run._stubborn_plugin"
+PLUGIN = "tests.run._stubborn_plugin"  # never imported here: it would register at collection
+RUN_S = 60.0  # how long the stubborn model runs unless stopped ($RBNN_STUBBORN_S)
+
+
+@pytest.fixture(autouse=True)
+def _stubborn_forgotten() -> Iterator[None]:
+    """``stubborn_model`` is registered for this file's tests only."""
+    with fresh_plugins(PLUGIN):
+        yield
 
 
 def _bench(out: Path, *extra: str) -> list[str]:
@@ -40,6 +49,7 @@ def test_a_cell_that_defeats_the_alarm_is_killed_and_fails_in_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         how: str, jobs: str) -> None:
     monkeypatch.setenv("RBNN_STUBBORN", how)
+    monkeypatch.setenv("RBNN_STUBBORN_S", str(RUN_S))
     monkeypatch.setenv("RBNN_SLOW_MARK", str(tmp_path / "pids"))
     out = tmp_path / "out"
     start = time.monotonic()
