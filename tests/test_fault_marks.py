@@ -20,10 +20,13 @@ from robustbnn.cli import main
 from robustbnn.report.leaderboard import format_cell, leaderboard, to_csv, to_json, to_markdown
 from robustbnn.results.schema import Result, setting
 from robustbnn.results.store import results_frame
+from tests.plugins.fresh import forgotten_after_each_test
 
 from .report._runs import MEASURES, rows
 
 PLUGIN = "tests.plugins.bright_nan_plugin"
+
+_forgotten = forgotten_after_each_test(PLUGIN)
 PARTIAL = "partial"  # robustbnn.report.faults.PARTIAL, spelled out: every report shows it
 NOTE = ("**partial** = not a number: the model returned NaN or inf logits (a numerical fault) in "
         "a cell this number is made of, so it is left out, in every run, rather than shown as "
@@ -129,6 +132,9 @@ def test_nan_on_bright_sets_reads_partial_in_every_report(
     row = next(line for line in md.splitlines() if line.startswith("| bright_nan |"))
     assert row.split(" | ")[4] == PARTIAL  # mean OOD AUROC, not 1.0000 (the gaussian set)
     assert NOTE.format(model="bright_nan", cells="ood on glyphs, ood on uniform") in md
+    ood_legend = next(line for line in md.splitlines() if line.startswith("* **OOD.**"))
+    assert ood_legend.count("NaN or inf logits on ['") == 1
+    assert ("'uniform', 'glyphs']" in ood_legend or "'glyphs', 'uniform']" in ood_legend)
     mlp = next(line for line in md.splitlines() if line.startswith("| mlp |"))
     assert mlp.split(" | ")[4].startswith("0.")
     csv = pd.read_csv(out / "leaderboard.csv", keep_default_na=False).set_index("model")

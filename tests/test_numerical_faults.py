@@ -18,8 +18,11 @@ from robustbnn.contract.types import check_sample_logits
 from robustbnn.data import DataBundle, Split
 from robustbnn.errors import ModelContractError, NumericalFaultError
 from robustbnn.training.fit import fit
+from tests.plugins.fresh import forgotten_after_each_test
 
 PLUGIN = "tests.plugins.nan_plugin"
+
+_forgotten = forgotten_after_each_test(PLUGIN)
 
 
 def test_nonfinite_logits_raise_a_numerical_fault_with_its_count() -> None:

@@ -17,6 +17,7 @@ from robustbnn.cli.common import cache_dir, check_outputs, data_root, resolve_de
 from robustbnn.cli.report import closing_summary
 from robustbnn.errors import ConfigError
 from robustbnn.portable import relative_argv
+from robustbnn.results import names as n
 
 __all__ = ["bench_options", "cmd_bench", "failure_summary"]
 
@@ -80,7 +81,7 @@ def cmd_bench(args: argparse.Namespace, argv: list[str]) -> int:
     if not args.quiet:
         sys.stderr.write(f"cells: {len(report.reused)} reused, {len(report.ran)} run, "
                          f"{len(report.failed)} failed, {len(report.skipped)} skipped\n")
-    faults = [r for r in outcome.rows if r.task == "numerical_fault"]
+    faults = [r for r in outcome.rows if r.task == n.NUMERICAL_FAULT]
     if faults:  # an incomplete run: exit 1, as for a failed cell (docs/running.md)
         from robustbnn.report.faults import fault_where
 
@@ -174,11 +175,10 @@ def failure_summary(outcome, out: Path) -> str:  # noqa: ANN001 - a BenchOutcome
     every = set(refused) >= {c.model for c in cells.values()}
     lines = []
     for model, entry in refused.items():
-        n = sum(c.model == model and i in report.skipped for i, c in cells.items())
+        skipped = sum(c.model == model and i in report.skipped for i, c in cells.items())
         board = "" if every else "; the leaderboard lists it as refused"
-        lines.append(f"robustbnn: error: {entry.get('message', entry['reason'])} ({n} cell(s) "
-                     f"of it did not "
-                     f"run{board})\n")
+        lines.append(f"robustbnn: error: {entry.get('message', entry['reason'])} "
+                     f"({skipped} cell(s) of it did not run{board})\n")
     others = {i: e for i, e in report.failed.items() if cells[i].model not in refused}
     kept = len(report.reused) + len(report.ran)
     tail = (f"the {kept} finished cell(s) are kept in {out}/cells/, so rerunning the same "

@@ -33,8 +33,8 @@ from robustbnn.results import names as n
 __all__ = ["FAULTS", "IN_TASK", "KEYS", "NUMERICAL_FAULT", "PARTIAL", "ROW_TASKS", "Fault",
            "fault_where", "find_faults", "ood_faults", "without_faults"]
 
-NUMERICAL_FAULT = "numerical_fault"  # the task of a faulted cell's row
-IN_TASK = "in_task"  # its knob naming the cell's task
+NUMERICAL_FAULT = n.NUMERICAL_FAULT  # the task of a faulted cell's row
+IN_TASK = n.IN_TASK  # its knob naming the cell's task
 PARTIAL = "partial"  # what a report shows in place of a number made of a faulted cell
 FAULTS = "faults"  # the attrs key of a column's values: model -> the faulted cells, in words
 # The result tasks a cell kind writes, where they are not the kind's own name; an ``attack``

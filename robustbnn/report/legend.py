@@ -283,7 +283,12 @@ def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str
     ood_items = []
     ood = results[task == n.OOD]
     if len(ood):
-        sets = list(dict.fromkeys(d for d in ood["dataset"] if not d.startswith("heldout:")))
+        faults = results[task == n.NUMERICAL_FAULT]
+        faulted = list(dict.fromkeys(
+            d for d, s in zip(faults["dataset"], faults["setting"], strict=True)
+            if s.get(n.IN_TASK) == n.OOD))  # a set all of whose cells faulted has no OOD row
+        sets = list(dict.fromkeys([*(d for d in ood["dataset"] if not d.startswith("heldout:")),
+                                   *faulted]))
         held = list(dict.fromkeys(d for d in ood["dataset"] if d.startswith("heldout:")))
         prep = sorted({str(r.get("config", {}).get("ood_preprocessing", "?")) for r in runs})
         ood_items.append(
@@ -293,6 +298,8 @@ def _tagged(results: pd.DataFrame, runs: list[dict]) -> list[tuple[str, list[str
             f"best mean{_chosen(ood, n.AUROC)} (named); every measure the run scored on those "
             f"sets competes: {_codes(sorted(set(ood_auroc_rows(results)['measure'])))}."
             + (f" Held-out classes {_names(held)} are in `ood.md` only." if held else "")
+            + (f" NaN or inf logits on {_names(faulted)} (the numerical faults column names "
+               "the models): their mean OOD AUROC reads partial." if faulted else "")
             + " Per set, measure and metric: `ood.md`, `ood.csv`.")
     sanity = []
     if (task == n.COST).any():

@@ -20,6 +20,7 @@ from robustbnn.bench import BenchOptions, BenchOutcome, check_bench, print_plan,
 from robustbnn.errors import ConfigError
 from robustbnn.reproduce.experiment import BUDGETS, Experiment, Run
 from robustbnn.reproduce.report import RunResults, write_report
+from robustbnn.results import names as n
 from robustbnn.results.examples import read_run_examples
 
 __all__ = ["ReproduceOptions", "plan_text", "reproduce", "run_folder"]
@@ -148,7 +149,7 @@ def reproduce(exp: Experiment, opts: ReproduceOptions) -> tuple[Path, list[str]]
                      for k, e in outcome.report.failed.items()]
         failures += [f"{run.label} seed {seed}: {r.model} met NaN or inf logits in its "
                      f"{r.setting.get('in_task', '?')} cell on {r.dataset} (numerical_fault: an "
-                     "incomplete run)" for r in outcome.rows if r.task == "numerical_fault"]
+                     "incomplete run)" for r in outcome.rows if r.task == n.NUMERICAL_FAULT]
         folder = run_folder(exp, opts, variant, run, seed)
         recorded = folder / "run.json"  # absent when no cell finished
         info = json.loads(recorded.read_text(encoding="utf-8")) if recorded.exists() else {}

@@ -13,7 +13,8 @@ import enum
 __all__ = [
     "ACCURACY", "ADAPTIVE", "ADV_OOD", "ALL_K_ACCURACY", "DETECTION_AWARE_ACCURACY",
     "DETECTOR_AWARE", "EXPECTED_ACCURACY", "FLIP_PROBABILITY", "FPR", "GRADIENT_EVALUATIONS",
-    "K", "NONFINITE_LOGITS", "PGD_BUDGET", "RAISED", "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL",
+    "IN_TASK", "K", "NONFINITE_LOGITS", "NUMERICAL_FAULT", "PGD_BUDGET", "RAISED",
+    "ROBUSTNESS_TASKS", "ROBUST_FLAGS", "TOL",
     "WORST_OF_K",
     "ADVERSARY_DETECTION", "ANGLE", "AUPR_IN", "BIN", "BRIER", "CONFIDENCE", "CORRUPTION",
     "COUNT", "N_BINS", "RELIABILITY", "SHIFT", "SHIFTS", "ShiftKind", "AUPR_OUT", "AUROC",
@@ -45,6 +46,10 @@ ROBUSTNESS_TASKS = (PGD_BUDGET, WORST_OF_K, DETECTOR_AWARE, ADV_OOD, ROBUST_FLAG
 # Calibration under dataset shift (docs/concepts.md, "Calibration under dataset shift").
 SHIFT = "shift"  # accuracy, NLL, ECE, Brier, mean uncertainty on a shifted test set
 RELIABILITY = "reliability"  # reliability-diagram bins (clean, and pooled over MNIST-C)
+# A cell whose model returned NaN or inf logits writes one row of this task in place of its
+# rows (robustbnn.run.tasks._faults); its knob IN_TASK names the cell's task.
+NUMERICAL_FAULT = "numerical_fault"
+IN_TASK = "in_task"
 # Posterior fidelity (docs/fidelity.md): the MC predictive against a reference posterior's.
 FIDELITY = "fidelity"
 TASKS = (CLEAN, COST, FGSM, FGSM_SANITY, TARGETED, PGD, OOD, HELDOUT_CLEAN, *ROBUSTNESS_TASKS,

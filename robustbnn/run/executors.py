@@ -25,7 +25,7 @@ from typing import Any
 from robustbnn.errors import ConfigError, UserError
 from robustbnn.plugins import load_plugins
 from robustbnn.run.limits import CellLimits
-from robustbnn.run.workers import init_worker, watch_parent
+from robustbnn.run.workers import init_worker, kill_pool, watch_parent
 
 __all__ = ["ClusterLost", "LocalExecutor", "PoolExecutor", "RayExecutor", "TaskLost",
            "init_worker", "make_executor", "setup_worker", "watch_parent"]
@@ -116,19 +116,7 @@ class PoolExecutor:
         """Kill the workers now, cells half done (an interrupted run: what finished is stored,
         and a killed cell's lock and temporary files are released or removed by the next run).
         """
-        workers = list((getattr(self._pool, "_processes", None) or {}).values())
-        # The jobs queued for the killed workers may fill the call queue's pipe, whose feeder
-        # thread then blocks for ever, and the pool's exit joins it (a hang at exit seen under
-        # load): what is queued is dropped, as the cells are.
-        call_queue = getattr(self._pool, "_call_queue", None)
-        if call_queue is not None:
-            call_queue.cancel_join_thread()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        for process in workers:
-            if process.is_alive():
-                process.kill()
-        for process in workers:
-            process.join(timeout=5)
+        kill_pool(self._pool)
 
 
 class ClusterLost(UserError):

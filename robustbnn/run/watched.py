@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from robustbnn.run.limits import CellLimitExceeded, CellLimits, killed_message, share_deadline
-from robustbnn.run.workers import init_worker
+from robustbnn.run.workers import init_worker, kill_pool
 
 __all__ = ["WatchedPool", "init_watched_worker"]
 
@@ -160,13 +160,4 @@ class WatchedPool:
         """Kill every worker now, cells half done (an interrupted run)."""
         self._closed.set()
         for slot in self._slots:
-            workers = slot.processes()
-            call_queue = getattr(slot.pool, "_call_queue", None)
-            if call_queue is not None:  # robustbnn.run.executors.PoolExecutor.abort: why
-                call_queue.cancel_join_thread()
-            slot.pool.shutdown(wait=False, cancel_futures=True)
-            for process in workers:
-                if process.is_alive():
-                    process.kill()
-            for process in workers:
-                process.join(timeout=5)
+            kill_pool(slot.pool)

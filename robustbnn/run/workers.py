@@ -6,6 +6,7 @@ Shared by the pool executors (:class:`robustbnn.run.executors.PoolExecutor` and
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import ctypes
 import os
 import signal
@@ -13,7 +14,7 @@ import sys
 import threading
 import time
 
-__all__ = ["PARENT_POLL_S", "init_worker", "watch_parent"]
+__all__ = ["PARENT_POLL_S", "init_worker", "kill_pool", "watch_parent"]
 
 PARENT_POLL_S = 0.5  # how often a pool worker's watchdog checks that the main process lives
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -68,3 +69,20 @@ def init_worker(parent: int, death_signal: bool) -> None:
     from tqdm import tqdm
 
     tqdm.set_lock(threading.RLock())
+
+
+def kill_pool(pool: cf.ProcessPoolExecutor) -> None:
+    """Kill ``pool``'s worker processes now, the cells they run half done, and wait for them."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())
+    # The jobs queued for the killed workers may fill the call queue's pipe, whose feeder
+    # thread then blocks for ever, and the pool's exit joins it (a hang at exit seen under
+    # load): what is queued is dropped, as the cells are.
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in workers:
+        if process.is_alive():
+            process.kill()
+    for process in workers:
+        process.join(timeout=5)

@@ -12,6 +12,8 @@ import contextlib
 import sys
 from collections.abc import Iterator
 
+import pytest
+
 from tests.plugins._thirdparty import registries
 
 
@@ -32,3 +34,16 @@ def fresh_plugins(*modules: str) -> Iterator[None]:
             yield
     finally:
         _forget(modules)
+
+
+def forgotten_after_each_test(*modules: str):  # noqa: ANN201 - a pytest fixture
+    """An autouse fixture that loads ``modules`` afresh for each test of the file that assigns
+    it (``_forgotten = forgotten_after_each_test(PLUGIN)``), for tests whose ``main([...,
+    "--plugin", MODULE])`` registers in-process."""
+
+    @pytest.fixture(autouse=True)
+    def _forgotten() -> Iterator[None]:
+        with fresh_plugins(*modules):
+            yield
+
+    return _forgotten

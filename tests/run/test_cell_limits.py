@@ -10,8 +10,11 @@ import pandas as pd
 import pytest
 
 from robustbnn.cli import main
+from tests.plugins.fresh import forgotten_after_each_test
 
 PLUGIN = "tests.run._slow_plugin"
+
+_forgotten = forgotten_after_each_test(PLUGIN)
 
 
 def _bench(out: Path, *extra: str) -> list[str]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,32 +13,20 @@ import pytest
 from robustbnn.cli import main
 from robustbnn.run.limits import GRACE_S, CellLimitExceeded, CellLimits, guard
 from robustbnn.run.watched import WatchedPool
-from tests.plugins.fresh import fresh_plugins
+from tests.plugins.fresh import forgotten_after_each_test
 from tests.run import _watched_jobs
+from tests.run.test_worker_lifetime import _alive
 
 PLUGIN = "tests.run._stubborn_plugin"  # never imported here: it would register at collection
 RUN_S = 60.0  # how long the stubborn model runs unless stopped ($RBNN_STUBBORN_S)
 
-
-@pytest.fixture(autouse=True)
-def _stubborn_forgotten() -> Iterator[None]:
-    """``stubborn_model`` is registered for this file's tests only."""
-    with fresh_plugins(PLUGIN):
-        yield
+_forgotten = forgotten_after_each_test(PLUGIN)
 
 
 def _bench(out: Path, *extra: str) -> list[str]:
     return ["bench", "--suite", "smoke", "--no-cache", "--attacks", "fgsm", "--robustness",
             "none", "--shift", "none", "--plugin", PLUGIN, "--models", "stubborn_model",
             "--out", str(out), *extra]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.bench

@@ -14,6 +14,12 @@ from robustbnn.cli import main
 from robustbnn.errors import ConfigError
 from robustbnn.run.executors import TaskLost
 from robustbnn.run.retry import retryable
+from tests.plugins.fresh import forgotten_after_each_test
+
+PLUGIN = "tests.run._slow_plugin"
+
+_forgotten = forgotten_after_each_test(PLUGIN)
+
 
 NO_SPACE = os.strerror(errno.ENOSPC)
 
@@ -60,7 +66,7 @@ def test_a_cell_is_retried_only_for_a_failure_a_retry_can_fix(
     monkeypatch.setenv("RBNN_SLOW", f"raise:{error}")  # slow_model's training raises it
     code = main(["bench", "--suite", "smoke", "--no-cache", "--jobs", "1", "--models",
                  "slow_model", "--attacks", "fgsm", "--robustness", "none", "--shift", "none",
-                 "--plugin", "tests.run._slow_plugin", "--out", str(tmp_path / "out")])
+                 "--plugin", PLUGIN, "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 1
     assert "cell 'train slow_model' failed" in err

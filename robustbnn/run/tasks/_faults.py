@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 from robustbnn.errors import NumericalFaultError
+from robustbnn.results.names import IN_TASK, NONFINITE_LOGITS, NUMERICAL_FAULT
 from robustbnn.run.cells import CellOutcome
 from robustbnn.run.context import Context
 
@@ -29,9 +30,6 @@ __all__ = ["FAULT_ARRAY", "IN_TASK", "NONFINITE_LOGITS", "NUMERICAL_FAULT", "gua
 
 log = logging.getLogger(__name__)
 
-NUMERICAL_FAULT = "numerical_fault"  # the task of a flagged row
-NONFINITE_LOGITS = "nonfinite_logits"  # its metric
-IN_TASK = "in_task"  # its knob naming the faulted cell's task
 FAULT_ARRAY = "numerical_fault"  # the array a faulted cell stores instead of its scores
 FAULT_IN = "fault_in"  # the knob naming the upstream cell a flag was inherited from
 
