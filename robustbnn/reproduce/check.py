@@ -2,9 +2,19 @@
 
 ``python -m robustbnn.reproduce.check COMMITTED.csv NEW.csv`` compares every table cell and
 seed present in both. The tolerance of a cell is measured from the committed file itself:
-twice the range (max − min) of its committed seeds, at least 0.2 points (percent), 0.01 bits
-or exact counts. On one machine a seed reproduces its number; the tolerance absorbs other
+twice the range (max − min) of its committed seeds, or twice its group's mean range where
+that is larger (below), at least 0.2 points (percent), 0.01 bits or exact counts. On one machine a seed reproduces its number; the tolerance absorbs other
 CPUs and thread counts. Exit 1, naming each cell that moved beyond it.
+
+Three seeds' range is a noisy estimate of a cell's seed spread, and where training takes
+another path on another CPU, the number moves as a new seed's would. So the tolerance is at
+least twice the mean range of the cell's group: the same row, run, model and metric, over the
+table's columns (for ``bhn_table2``, a model's AUROC on its five OOD sets). Measured: the MLP's
+seed 0 of ``bhn_table2``'s baselines on an AMD EPYC moved by 0.34 to 3.34 points on every OOD
+cell against the committed run of an AVX-512 Xeon, as a new seed does (MC dropout by at most
+0.02); its gaussian AUROC moved 88.78 -> 87.82 while its three committed seeds span only 0.30
+(88.78, 89.08, 88.90; the EPYC's own three seeds span 2.56), and the MLP's AUROC ranges over the
+five sets average 2.61.
 
 The percent floor is what one seed moves between CPUs, measured: the same code and seed of
 ``bhn_table1_mnist5000`` run A-base (10,000 test images) gave the MLP 95.39, 95.26 and 95.34
@@ -23,28 +33,50 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["compare", "main", "tolerance"]
+__all__ = ["compare", "group_ranges", "main", "metric", "tolerance"]
 
 FLOORS = {"percent": 0.2, "bits": 0.01, "count": 0.0}  # percent: the cross-CPU spread, above
 KEY = ["row", "column", "run", "model"]
 
 
-def tolerance(line: pd.Series, seeds: list[str]) -> float:
-    """Twice the committed seed-to-seed range of one cell, at least its unit's floor."""
+def _range(line: pd.Series, seeds: list[str]) -> float:
+    """The committed seed-to-seed range (max − min) of one cell; 0 with fewer than 2 seeds."""
     values = [line[s] for s in seeds if not math.isnan(line[s])]
-    spread = max(values) - min(values) if len(values) > 1 else 0.0
-    return max(2 * spread, FLOORS.get(line["unit"], 0.1))
+    return max(values) - min(values) if len(values) > 1 else 0.0
+
+
+def metric(column: str) -> str:
+    """The metric of a table column, its last word: ``"gaussian auroc"`` -> ``"auroc"``."""
+    return column.split()[-1] if column.split() else column
+
+
+def group_ranges(committed: pd.DataFrame, seeds: list[str]) -> dict[tuple, float]:
+    """Per (row, run, model, metric), the mean committed seed range over its cells (the same
+    model's metric on every OOD set of the table)."""
+    ranges: dict[tuple, list[float]] = {}
+    for _, line in committed.iterrows():
+        key = (line["row"], line["run"], line["model"], metric(str(line["column"])))
+        ranges.setdefault(key, []).append(_range(line, seeds))
+    return {key: sum(v) / len(v) for key, v in ranges.items()}
+
+
+def tolerance(line: pd.Series, seeds: list[str], group_range: float = 0.0) -> float:
+    """Twice the committed seed-to-seed range of one cell, or twice the mean range of its
+    group's cells (:func:`group_ranges`) where that is larger, at least its unit's floor."""
+    return max(2 * _range(line, seeds), 2 * group_range, FLOORS.get(line["unit"], 0.1))
 
 
 def compare(committed: pd.DataFrame, new: pd.DataFrame) -> tuple[int, list[str]]:
     """(numbers compared, one line per number beyond tolerance)."""
     seeds = [c for c in committed.columns if c.startswith("seed") and c != "seeds"]
     merged = committed.merge(new, on=KEY, suffixes=("", "_new"))
+    groups = group_ranges(committed, seeds)
     checked, failures = 0, []
     for _, line in merged.iterrows():
         if line["seeds_new"] == 0:  # its run was not selected (--runs): nothing to compare
             continue
-        tol = tolerance(line, seeds)
+        tol = tolerance(line, seeds, groups[(line["row"], line["run"], line["model"],
+                                             metric(str(line["column"])))])
         for seed in seeds:
             if f"{seed}_new" not in merged or math.isnan(line[seed]):
                 continue

@@ -50,3 +50,27 @@ def test_main_exits_1_beyond_tolerance_and_names_the_cell(tmp_path: Path, capsys
     _csv({"a": [90.1, 90.2]}).to_csv(tmp_path / "new.csv", index=False)
     assert main([str(tmp_path / "old.csv"), str(tmp_path / "new.csv")]) == 0
     assert "reproduction check passed: 2 numbers" in capsys.readouterr().out
+
+
+def _group(*cells: tuple[str, list[float]]) -> pd.DataFrame:
+    """One row and model ("m"), a cell per (column, seeds)."""
+    return pd.concat([_csv({"m": seeds}).assign(column=column) for column, seeds in cells],
+                     ignore_index=True)
+
+
+def test_a_cell_with_a_narrow_seed_range_gets_its_groups_mean_range() -> None:
+    # One model's AUROC on three sets: the first's seeds happen to agree (range 0.3), the
+    # others' span 3 and 6: a new run may move the first as far as a new seed moves any.
+    committed = _group(("c auroc", [88.8, 89.1, 88.9]), ("d auroc", [90.0, 93.0, 91.0]),
+                       ("e auroc", [80.0, 86.0, 83.0]), ("c aupr_in", [88.8, 89.1, 88.9]))
+    new = committed.copy()
+    new.loc[0, "seed0"] = 87.8  # 1.0 away: beyond 2 x 0.3, within 2 x mean(0.3, 3, 6) = 6.2
+    assert compare(committed, new) == (12, [])
+    new.loc[0, "seed0"] = 82.0  # 6.8 away: beyond it
+    assert compare(committed, new)[1] == ["m / c auroc (m, seed0): committed 88.8000, now "
+                                          "82.0000, tolerance 6.2000"]
+    # Another metric of the same model is its own group: its narrow range stays its own.
+    new = committed.copy()
+    new.loc[3, "seed0"] = 87.8
+    assert compare(committed, new)[1] == ["m / c aupr_in (m, seed0): committed 88.8000, now "
+                                          "87.8000, tolerance 0.6000"]
