@@ -3,8 +3,9 @@
 ``python -m robustbnn.reproduce.check COMMITTED.csv NEW.csv`` compares every table cell and
 seed present in both. The tolerance of a cell is measured from the committed file itself:
 twice the range (max − min) of its committed seeds, or twice its group's mean range where
-that is larger (below), at least 0.2 points (percent), 0.01 bits or exact counts. On one machine a seed reproduces its number; the tolerance absorbs other
-CPUs and thread counts. Exit 1, naming each cell that moved beyond it.
+that is larger (below), at least 0.2 points (percent), 0.01 bits or exact counts. On one
+machine a seed reproduces its number; the tolerance absorbs other CPUs and thread counts.
+Exit 1, naming each cell that moved beyond it.
 
 Three seeds' range is a noisy estimate of a cell's seed spread, and where training takes
 another path on another CPU, the number moves as a new seed's would. So the tolerance is at
